@@ -1,0 +1,56 @@
+# arbe — `make run` serves the demo on 127.0.0.1:8000; `make test` runs every check a release needs.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTEST := $(PY) -m pytest
+PY_STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test bench deps system-deps lint test-unit test-stack conformance test-e2e clean
+
+$(PY_STAMP): pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+deps: $(PY_STAMP) $(NODE_STAMP)
+
+# Debian packages the test run needs (PostgreSQL is on the image; Redis and Chromium come from apt).
+system-deps:
+	@bash scripts/system-deps.sh
+
+run: deps
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_demo
+	DEBUG=$${DEBUG:-true} $(VENV)/bin/daphne -b $(HOST) -p $(PORT) arbe_site.asgi:application
+
+lint: $(PY_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+# The suite on the embedded configuration: SQLite, in-memory channel layer, embedded streams.
+test-unit: deps
+	$(PYTEST)
+
+# The integration suite again on PostgreSQL + Redis + the reference Node stream server.
+test-stack: deps system-deps
+	$(PY) -m tests.peers.stack -- $(PYTEST) tests/integration
+
+# The official Durable Streams conformance suite against the embedded server, SQLite and Postgres.
+conformance: deps system-deps
+	$(PY) -m tests.peers.conformance --db sqlite --db postgres
+
+test: lint test-unit test-stack conformance
+
+bench: deps system-deps
+	$(PY) -m bench.streams
+
+clean:
+	rm -rf var/test*.sqlite3 .pytest_cache .ruff_cache

@@ -1,0 +1,11 @@
+"""Short random identifiers for records whose id travels in URLs and entries."""
+
+import secrets
+
+# Lower-case letters and digits without look-alikes (0/o, 1/l): safe in URLs,
+# stream names and mention-free text.
+ALPHABET = "23456789abcdefghijkmnpqrstuvwxyz"
+
+
+def random_id(length: int = 12, prefix: str = "") -> str:
+    return prefix + "".join(secrets.choice(ALPHABET) for _ in range(length))

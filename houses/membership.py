@@ -1,0 +1,72 @@
+"""Changing who is in a house. A house always keeps at least one owner."""
+
+from django.db import transaction
+
+from houses.models import Agent, House, Membership
+
+
+class LastOwnerError(ValueError):
+    """Raised when a change would leave a house without an owner."""
+
+
+def agent_for_user(user) -> Agent:
+    """The person's principal, created on first use (display name and handle from the user)."""
+    try:
+        return user.agent
+    except Agent.DoesNotExist:
+        pass
+    agent, _ = Agent.objects.get_or_create(
+        user=user,
+        defaults={
+            "kind": Agent.Kind.PERSON,
+            "display_name": user.get_full_name() or user.get_username(),
+            "handle": _free_person_handle(user.get_username()),
+        },
+    )
+    return agent
+
+
+def _free_person_handle(username: str) -> str:
+    base = "".join(c for c in username.lower() if c.isalnum() or c in "-_")[:28] or "person"
+    handle, n = base, 1
+    while Agent.objects.filter(kind=Agent.Kind.PERSON, handle=handle).exists():
+        n += 1
+        handle = f"{base}{n}"
+    return handle
+
+
+def add_member(house: House, user, role: str = Membership.Role.MEMBER) -> Membership:
+    agent_for_user(user)
+    membership, created = Membership.objects.get_or_create(
+        house=house, user=user, defaults={"role": role}
+    )
+    if not created and membership.role != role:
+        membership = set_role(membership, role)
+    return membership
+
+
+@transaction.atomic
+def set_role(membership: Membership, role: str) -> Membership:
+    owners = _locked_owners(membership.house)
+    if membership.is_owner and role != Membership.Role.OWNER and len(owners) == 1:
+        raise LastOwnerError("A house needs at least one owner.")
+    membership.role = role
+    membership.save(update_fields=["role"])
+    return membership
+
+
+@transaction.atomic
+def remove_member(membership: Membership) -> None:
+    owners = _locked_owners(membership.house)
+    if membership.is_owner and len(owners) == 1:
+        raise LastOwnerError("The last owner can't leave the house.")
+    membership.delete()
+
+
+def _locked_owners(house: House) -> list[int]:
+    # Lock the owner rows so two concurrent demotions can't both see a second owner.
+    return list(
+        Membership.objects.select_for_update()
+        .filter(house=house, role=Membership.Role.OWNER)
+        .values_list("pk", flat=True)
+    )

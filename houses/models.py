@@ -1,0 +1,156 @@
+"""Houses and who is in them.
+
+- ``House``: a shared workspace.
+- ``Membership``: a person in a house, as owner or member (the join row is the domain object).
+- ``Agent``: the principal of every person and every bot; its id is what entries
+  carry in ``authorId``/``actorId``/``agentId``.
+- ``ApiToken``: a person's token for the CLI, stored as a digest.
+"""
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models import Q
+
+from arbe_site.ids import random_id
+
+HANDLE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,31}$"
+handle_validator = RegexValidator(
+    HANDLE_PATTERN, "A handle is 1–32 lower-case letters, digits, '-' or '_'."
+)
+
+
+def new_agent_id() -> str:
+    return random_id(12, prefix="ag_")
+
+
+class House(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner"
+        MEMBER = "member"
+
+    house = models.ForeignKey(House, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["house", "user"], name="one_membership_per_house"),
+            models.CheckConstraint(
+                condition=Q(role__in=["owner", "member"]), name="membership_role_known"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.user} in {self.house} ({self.role})"
+
+    @property
+    def is_owner(self) -> bool:
+        return self.role == self.Role.OWNER
+
+
+class Agent(models.Model):
+    """A principal: one per person, one per bot.
+
+    A bot belongs to one house and carries how it runs (Pi provider, model,
+    instructions). Provider keys are never stored here: ``api_key_env`` names
+    the environment variable the runtime reads the key from.
+    """
+
+    class Kind(models.TextChoices):
+        PERSON = "person"
+        BOT = "bot"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_agent_id, editable=False)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="agent",
+    )
+    house = models.ForeignKey(
+        House, null=True, blank=True, on_delete=models.CASCADE, related_name="bots"
+    )
+    display_name = models.CharField(max_length=100)
+    handle = models.CharField(max_length=32, validators=[handle_validator])
+    provider = models.CharField(max_length=64, blank=True, help_text="Pi provider name")
+    model = models.CharField(max_length=128, blank=True, help_text="Pi model id")
+    instructions = models.TextField(blank=True)
+    api_key_env = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Name of the environment variable that holds the provider key.",
+    )
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(kind="person", user__isnull=False, house__isnull=True))
+                | Q(kind="bot", user__isnull=True, house__isnull=False),
+                name="agent_person_or_bot",
+            ),
+            models.UniqueConstraint(
+                fields=["handle"], condition=Q(kind="person"), name="person_handle_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["house", "handle"], condition=Q(kind="bot"), name="bot_handle_per_house"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.display_name} (@{self.handle})"
+
+    @property
+    def is_bot(self) -> bool:
+        return self.kind == self.Kind.BOT
+
+
+TOKEN_PREFIX = "arbe_"
+
+
+def token_digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ApiToken(models.Model):
+    """A person's API token. Only its SHA-256 digest is kept."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.name} ({self.user})"
+
+    @classmethod
+    def issue(cls, user, name: str) -> tuple["ApiToken", str]:
+        """Create a token and return it with its raw value, shown to the person once."""
+        raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        return cls.objects.create(user=user, name=name, digest=token_digest(raw)), raw

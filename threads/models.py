@@ -1,0 +1,78 @@
+"""Threads: the row beside each thread's durable stream.
+
+The stream ``arbe-thread-{id}`` is the truth. This row holds what lists need
+without folding streams (title, recency, the cached status record) and the
+director's bookkeeping. ``status`` is a cache of the fold, guarded by
+``status_rev`` and repairable from the stream at any time.
+"""
+
+from django.db import models
+
+from arbe_site.ids import random_id
+
+
+def new_thread_id() -> str:
+    return random_id(10)
+
+
+def stream_name_for(thread_id: str) -> str:
+    return f"arbe-thread-{thread_id}"
+
+
+class Status(models.TextChoices):
+    """A thread's state; ``RANK`` orders them for rollups (highest wins)."""
+
+    BLOCKED = "blocked"
+    WORKING = "working"
+    ERROR = "error"
+    DONE = "done"
+    IDLE = "idle"
+
+
+STATUS_RANK = {Status.BLOCKED: 5, Status.WORKING: 4, Status.ERROR: 3, Status.DONE: 2, Status.IDLE: 1}
+
+
+class Thread(models.Model):
+    id = models.CharField(primary_key=True, max_length=16, default=new_thread_id, editable=False)
+    house = models.ForeignKey("houses.House", on_delete=models.CASCADE, related_name="threads")
+    title = models.CharField(max_length=200)
+    created_by = models.ForeignKey(
+        "houses.Agent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
+
+    # The status record: a cache of the fold, written only under the status_rev guard.
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.IDLE)
+    status_message = models.CharField(max_length=300, blank=True)
+    status_rev = models.PositiveBigIntegerField(default=0)
+
+    # Unix ms of the newest entry; only ever moves forward.
+    last_entry_ts = models.BigIntegerField(null=True, blank=True)
+    # Opaque offset where a delegated coding run starts (stored by its claim).
+    run_offset = models.CharField(max_length=256, blank=True)
+
+    # The director: the offset its last pass decided up to, and a small cached tail
+    # of entries that must outlive that offset (owed replies, the last reason).
+    director_offset = models.CharField(max_length=256, blank=True)
+    director_tail = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["house", "-last_entry_ts"], name="thread_recency"),
+            models.Index(fields=["status"], name="thread_status"),
+        ]
+
+    def __str__(self):
+        return self.title
+
+    @property
+    def stream_name(self) -> str:
+        return stream_name_for(self.id)
+
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
