@@ -13,7 +13,15 @@ class BotInline(admin.StackedInline):
     model = Agent
     fk_name = "house"
     extra = 0
-    fields = ["display_name", "handle", "provider", "model", "api_key_env", "instructions", "active"]
+    fields = [
+        "display_name",
+        "handle",
+        "provider",
+        "model",
+        "api_key_env",
+        "instructions",
+        "active",
+    ]
     verbose_name = "bot"
     verbose_name_plural = "bots"
 

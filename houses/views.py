@@ -12,7 +12,9 @@ def home(request):
 @login_required
 def house_page(request, slug):
     house, membership = access_house(request.user, slug)
-    threads = house.threads.filter(archived_at__isnull=True).order_by("-last_entry_ts", "-created_at")
+    threads = house.threads.filter(archived_at__isnull=True).order_by(
+        "-last_entry_ts", "-created_at"
+    )
     return render(
         request,
         "houses/house.html",

@@ -263,7 +263,8 @@ AnyPayload = (
 )
 
 PAYLOAD_TYPES: dict[str, type] = {
-    cls.__struct_config__.tag: cls for cls in AnyPayload.__args__  # type: ignore[attr-defined]
+    cls.__struct_config__.tag: cls
+    for cls in AnyPayload.__args__  # type: ignore[attr-defined]
 }
 
 

@@ -29,7 +29,13 @@ class Status(models.TextChoices):
     IDLE = "idle"
 
 
-STATUS_RANK = {Status.BLOCKED: 5, Status.WORKING: 4, Status.ERROR: 3, Status.DONE: 2, Status.IDLE: 1}
+STATUS_RANK = {
+    Status.BLOCKED: 5,
+    Status.WORKING: 4,
+    Status.ERROR: 3,
+    Status.DONE: 2,
+    Status.IDLE: 1,
+}
 
 
 class Thread(models.Model):
