@@ -1,0 +1,1 @@
+"""Fixtures for the embedded Durable Streams server (filled in with the server)."""
