@@ -122,6 +122,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Serve app and package static files straight from their finders too, so a checkout
+# works before `collectstatic` (make run still collects for production-like serving).
+WHITENOISE_USE_FINDERS = True
 
 # HTTPS hardening: on with HTTPS=true (production, behind TLS). With DEBUG=false,
 # HTTPS=true, a SECRET_KEY and ALLOWED_HOSTS, `manage.py check --deploy` is silent.
