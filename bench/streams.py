@@ -1,0 +1,278 @@
+"""Durable Streams benchmark: the embedded server (SQLite, PostgreSQL) against the reference
+Node server (file-backed, fsync per append), side by side in one run.
+
+    python -m bench.streams [--quick]
+
+Rows: sequential 100-byte JSON appends/s, appends/s from 16 concurrent clients, catch-up read of
+100k messages (MB/s), append→long-poll wake latency p50/p99. Ratios are embedded/reference, so
+higher is better for throughput and the latency ratio is reference/embedded. The load generator
+is a stdlib keep-alive HTTP client (httpx costs ~10× more CPU per request, which would hide the
+servers' differences on a 2-core machine). All traffic stays on loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import statistics
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+MESSAGE = json.dumps({"k": "x" * 88}).encode()  # 100 bytes of JSON
+assert len(MESSAGE) == 100
+
+
+@dataclass
+class Sizes:
+    sequential: int = 2000
+    concurrent_clients: int = 16
+    concurrent_each: int = 250
+    catchup: int = 100_000
+    wakes: int = 200
+    rounds: int = 3
+
+
+QUICK = Sizes(sequential=300, concurrent_each=40, catchup=10_000, wakes=40, rounds=1)
+
+
+class Conn:
+    """One keep-alive HTTP/1.1 connection to a stream server."""
+
+    def __init__(self, base_url: str):
+        parts = urlsplit(base_url)
+        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        self.prefix = parts.path.rstrip("/")
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers=None):
+        self.conn.request(method, self.prefix + path, body=body, headers=headers or {})
+        response = self.conn.getresponse()
+        data = response.read()
+        if response.status >= 400:
+            raise RuntimeError(f"{method} {path} -> {response.status}: {data[:200]!r}")
+        return response, data
+
+    def create(self, name: str) -> str:
+        path = f"/v1/stream/{quote(name)}"
+        self.request("PUT", path, headers={"Content-Type": "application/json"})
+        return path
+
+    def append(self, path: str, body: bytes = MESSAGE):
+        return self.request("POST", path, body, {"Content-Type": "application/json"})
+
+    def close(self):
+        self.conn.close()
+
+
+def stream_name(tag: str) -> str:
+    return f"bench-{tag}-{uuid.uuid4().hex[:10]}"
+
+
+@dataclass
+class Row:
+    name: str
+    unit: str
+    higher_is_better: bool
+    values: dict[str, float] = field(default_factory=dict)
+
+
+def best(samples: list[float], higher_is_better: bool) -> float:
+    return statistics.median(samples) if samples else float("nan")
+
+
+def sequential_appends(url: str, n: int) -> float:
+    conn = Conn(url)
+    path = conn.create(stream_name("seq"))
+    started = time.perf_counter()
+    for _ in range(n):
+        conn.append(path)
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return n / elapsed
+
+
+def concurrent_appends(url: str, clients: int, each: int) -> float:
+    conns = [Conn(url) for _ in range(clients)]
+    paths = [c.create(stream_name("conc")) for c in conns]
+    barrier = threading.Barrier(clients + 1)
+    errors: list[BaseException] = []
+
+    def work(conn: Conn, path: str):
+        barrier.wait()
+        try:
+            for _ in range(each):
+                conn.append(path)
+        except BaseException as exc:  # reported after the run
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=work, args=(c, p)) for c, p in zip(conns, paths, strict=True)
+    ]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - started
+    for c in conns:
+        c.close()
+    if errors:
+        raise errors[0]
+    return clients * each / elapsed
+
+
+def catchup_read(url: str, n: int) -> float:
+    conn = Conn(url)
+    path = conn.create(stream_name("read"))
+    batch = b"[" + b",".join([MESSAGE] * 1000) + b"]"
+    for _ in range(n // 1000):
+        conn.append(path, batch)
+    started = time.perf_counter()
+    offset, total, count = "-1", 0, 0
+    while True:
+        response, data = conn.request("GET", f"{path}?offset={quote(offset)}")
+        total += len(data)
+        offset = response.getheader("Stream-Next-Offset")
+        if response.getheader("Stream-Up-To-Date") == "true":
+            break
+        count += 1
+    elapsed = time.perf_counter() - started
+    conn.close()
+    if total < n * len(MESSAGE):
+        raise RuntimeError(f"catch-up read {total} bytes, expected at least {n * len(MESSAGE)}")
+    return total / elapsed / 1e6
+
+
+def wake_latencies(url: str, n: int) -> list[float]:
+    writer, reader = Conn(url), Conn(url)
+    path = writer.create(stream_name("wake"))
+    response, _ = reader.request("HEAD", path)
+    offset = response.getheader("Stream-Next-Offset")
+    latencies: list[float] = []
+    for _ in range(n):
+        sent_at: list[float] = []
+
+        def append_soon(sent_at=sent_at):
+            time.sleep(0.005)  # let the reader's long-poll reach the server first
+            sent_at.append(time.perf_counter())
+            writer.append(path)
+
+        appender = threading.Thread(target=append_soon)
+        appender.start()
+        response, _ = reader.request("GET", f"{path}?offset={quote(offset)}&live=long-poll")
+        got_at = time.perf_counter()
+        appender.join()
+        if response.status != 200:
+            raise RuntimeError(f"long-poll answered {response.status} instead of data")
+        offset = response.getheader("Stream-Next-Offset")
+        latencies.append((got_at - sent_at[0]) * 1000)
+    writer.close()
+    reader.close()
+    return latencies
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def measure(url: str, sizes: Sizes) -> dict[str, float]:
+    seq, conc, read, p50, p99 = [], [], [], [], []
+    for _ in range(sizes.rounds):
+        seq.append(sequential_appends(url, sizes.sequential))
+        conc.append(concurrent_appends(url, sizes.concurrent_clients, sizes.concurrent_each))
+        read.append(catchup_read(url, sizes.catchup))
+        lat = wake_latencies(url, sizes.wakes)
+        p50.append(percentile(lat, 0.50))
+        p99.append(percentile(lat, 0.99))
+    return {
+        "sequential appends/s": statistics.median(seq),
+        f"{sizes.concurrent_clients} concurrent clients appends/s": statistics.median(conc),
+        f"catch-up read {sizes.catchup // 1000}k msgs MB/s": statistics.median(read),
+        "append→long-poll wake p50 ms": statistics.median(p50),
+        "append→long-poll wake p99 ms": statistics.median(p99),
+    }
+
+
+def render(results: dict[str, dict[str, float]], reference: str) -> str:
+    names = list(results)
+    metrics = list(results[reference])
+    others = [n for n in names if n != reference]
+    header = ["metric", *names, *[f"{n} / ref" for n in others]]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for metric in metrics:
+        lower_is_better = metric.endswith("ms")
+        cells = [metric] + [f"{results[n][metric]:,.1f}" for n in names]
+        for n in others:
+            a, b = results[n][metric], results[reference][metric]
+            cells.append(f"{(b / a if lower_is_better else a / b):.2f}×")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(
+        "Ratios: throughput embedded/reference; latency reference/embedded (≥1 is better)."
+    )
+    return "\n".join(lines)
+
+
+Launcher = Callable[[], contextlib.AbstractContextManager[str]]
+
+
+def launchers() -> dict[str, Launcher]:
+    from tests.peers.embedded import embedded_server
+    from tests.peers.postgres import postgres_server
+    from tests.peers.reference import reference_server
+
+    @contextlib.contextmanager
+    def embedded_sqlite() -> Iterator[str]:
+        with embedded_server() as url:
+            yield url
+
+    @contextlib.contextmanager
+    def embedded_postgres() -> Iterator[str]:
+        with postgres_server() as pg, embedded_server(database_url=pg.create_database()) as url:
+            yield url
+
+    return {
+        "reference (Node, file)": reference_server,
+        "embedded SQLite": embedded_sqlite,
+        "embedded Postgres": embedded_postgres,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, one round")
+    parser.add_argument("--write-docs", action="store_true", help="update docs/performance.md")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else Sizes()
+    results: dict[str, dict[str, float]] = {}
+    for name, launch in launchers().items():
+        print(f"… {name}", flush=True)
+        with launch() as url:
+            results[name] = measure(url, sizes)
+    table = render(results, reference="reference (Node, file)")
+    print(table)
+    if args.write_docs:
+        write_docs(table, sizes)
+
+
+def write_docs(table: str, sizes: Sizes) -> None:
+    path = ROOT / "docs" / "performance.md"
+    intro = path.read_text().split("<!-- bench:streams -->")[0] if path.exists() else ""
+    stamp = time.strftime("%Y-%m-%d")
+    path.write_text(
+        f"{intro}<!-- bench:streams -->\n## Latest `make bench` ({stamp}, {sizes.rounds} rounds, "
+        f"medians)\n\n{table}\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
