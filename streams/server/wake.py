@@ -1,0 +1,151 @@
+"""Waking long-polls and SSE readers when a stream changes.
+
+Same process: the writer calls :meth:`WakeHub.notify` after each commit.
+Other processes: PostgreSQL ``LISTEN streams_wake`` (the writer NOTIFYs in its
+transaction), or, on SQLite, a poller that reads the waited streams' tails
+every :data:`POLL_INTERVAL` seconds while anyone waits. Each waiter knows the
+tail it last saw, so a wake-up that changes nothing for it is ignored.
+"""
+
+import asyncio
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+logger = logging.getLogger(__name__)
+
+POLL_INTERVAL = 0.075
+
+
+@dataclass(eq=False, slots=True)
+class Waiter:
+    name: str
+    loop: asyncio.AbstractEventLoop
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+    # (tail, closed) as last read; None until the first read.
+    seen: tuple[int, bool] | None = None
+
+    def wake(self) -> None:
+        self.loop.call_soon_threadsafe(self.event.set)
+
+    async def wait(self, timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(self.event.wait(), timeout)
+        except TimeoutError:
+            return False
+        self.event.clear()
+        return True
+
+
+class WakeHub:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._waiters: dict[str, set[Waiter]] = {}
+        self._watchers_started = False
+        self._ready = threading.Event()
+        self.alias = "default"
+
+    def register(self, name: str) -> Waiter:
+        waiter = Waiter(name, asyncio.get_running_loop())
+        with self._lock:
+            self._waiters.setdefault(name, set()).add(waiter)
+        return waiter
+
+    def unregister(self, waiter: Waiter) -> None:
+        with self._lock:
+            waiters = self._waiters.get(waiter.name)
+            if waiters is not None:
+                waiters.discard(waiter)
+                if not waiters:
+                    del self._waiters[waiter.name]
+
+    def notify(self, changed: dict[str, tuple[int, bool, bool]]) -> None:
+        """Wake the waiters of each ``name -> (tail, closed, gone)`` that saw something else."""
+        with self._lock:
+            targets = [
+                waiter
+                for name, (tail, closed, gone) in changed.items()
+                for waiter in self._waiters.get(name, ())
+                if gone or waiter.seen != (tail, closed)
+            ]
+        for waiter in targets:
+            waiter.wake()
+
+    def waited_names(self) -> list[str]:
+        with self._lock:
+            return list(self._waiters)
+
+    def ensure_watching(self, vendor: str) -> None:
+        """Start the cross-process watcher once; block until it listens."""
+        if not self._watchers_started:
+            with self._lock:
+                if not self._watchers_started:
+                    self._watchers_started = True
+                    target = _listen_postgres if vendor == "postgresql" else _poll_sqlite
+                    threading.Thread(
+                        target=target, args=(self,), name="streams-wake", daemon=True
+                    ).start()
+        self._ready.wait(5)
+
+
+def _listen_postgres(hub: WakeHub) -> None:
+    import psycopg
+    from django.db import connections
+
+    from streams.server.flush import parse_wake_payload
+
+    params = connections[hub.alias].get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    params.pop("server_side_binding", None)
+    backoff = 0.1
+    while True:
+        try:
+            with psycopg.connect(**params, autocommit=True) as conn:
+                conn.execute("LISTEN streams_wake")
+                hub._ready.set()
+                backoff = 0.1
+                for notify in conn.notifies():
+                    name, tail, closed, gone = parse_wake_payload(notify.payload)
+                    hub.notify({name: (tail, closed, gone)})
+        except Exception:
+            logger.exception("streams wake listener lost its connection; reconnecting")
+            # Waiters may have missed a NOTIFY: wake them all to re-read.
+            hub.notify(dict.fromkeys(hub.waited_names(), (-1, False, True)))
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 5.0)
+
+
+def _poll_sqlite(hub: WakeHub) -> None:
+    from django.db import connections
+
+    hub._ready.set()
+    connection = connections[hub.alias]
+    while True:
+        time.sleep(POLL_INTERVAL)
+        names = hub.waited_names()
+        if not names:
+            continue
+        try:
+            changed = {}
+            with connection.cursor() as cursor:
+                for start in range(0, len(names), 500):
+                    chunk = names[start : start + 500]
+                    marks = ", ".join(["%s"] * len(chunk))
+                    cursor.execute(
+                        "SELECT name, tail, closed, soft_deleted FROM streams_stream "
+                        f"WHERE name IN ({marks})",
+                        chunk,
+                    )
+                    found = {name: (tail, bool(closed), bool(gone)) for name, tail, closed, gone
+                             in cursor.fetchall()}  # fmt: skip
+                    for name in chunk:
+                        changed[name] = found.get(name, (-1, False, True))
+            hub.notify(changed)
+        except Exception:
+            logger.exception("streams wake poller failed")
+            connection.close()
+
+
+hub = WakeHub()

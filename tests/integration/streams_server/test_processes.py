@@ -1,0 +1,88 @@
+"""Two serve_streams processes on one database: wake-ups and auth."""
+
+import tempfile
+import threading
+import uuid
+
+import httpx
+import pytest
+
+from tests.peers import postgres
+from tests.peers.embedded import migrate, serve_streams
+
+JSON = {"Content-Type": "application/json"}
+# Long enough that a long-poll which wasn't woken would fail the test by timing out (204).
+LONG_POLL_MS = 20_000
+
+
+def assert_long_poll_woken_by_other_process(reader_url: str, writer_url: str) -> None:
+    path = f"/v1/stream/wake/{uuid.uuid4().hex}"
+    with (
+        httpx.Client(base_url=writer_url, timeout=60) as writer,
+        httpx.Client(base_url=reader_url, timeout=60) as reader,
+    ):
+        assert writer.put(path, headers=JSON).status_code == 201
+        offset = reader.head(path).headers["Stream-Next-Offset"]
+        result = {}
+
+        def poll() -> None:
+            result["response"] = reader.get(path, params={"offset": offset, "live": "long-poll"})
+
+        thread = threading.Thread(target=poll)
+        thread.start()
+        threading.Event().wait(0.3)  # let the long-poll start waiting (not asserted)
+        assert writer.post(path, json={"from": "the other process"}).status_code == 204
+        thread.join()
+        response = result["response"]
+        assert response.status_code == 200
+        assert response.json() == [{"from": "the other process"}]
+        assert response.headers["Stream-Cursor"]
+
+
+@pytest.fixture(scope="module")
+def sqlite_pair():
+    with tempfile.TemporaryDirectory(prefix="arbe-ds-pair-") as tmp:
+        url = f"sqlite:///{tmp}/pair.sqlite3"
+        migrate(url, tmp)
+        with (
+            serve_streams(url, tmp, long_poll_ms=LONG_POLL_MS) as a,
+            serve_streams(url, tmp, long_poll_ms=LONG_POLL_MS) as b,
+        ):
+            yield a, b
+
+
+def test_sqlite_long_poll_woken_by_append_in_another_process(sqlite_pair):
+    a, b = sqlite_pair
+    assert_long_poll_woken_by_other_process(a.url, b.url)
+
+
+@pytest.mark.postgres
+def test_postgres_long_poll_woken_by_notify_from_another_process(postgres_server_url):
+    url = postgres.create_database(postgres_server_url)
+    try:
+        with tempfile.TemporaryDirectory(prefix="arbe-ds-pg-") as tmp:
+            migrate(url, tmp)
+            with (
+                serve_streams(url, tmp, long_poll_ms=LONG_POLL_MS) as a,
+                serve_streams(url, tmp, long_poll_ms=LONG_POLL_MS) as b,
+            ):
+                assert_long_poll_woken_by_other_process(a.url, b.url)
+    finally:
+        postgres.drop_database(url)
+
+
+def test_bearer_auth_when_a_secret_is_set(embedded_ds):
+    secret = uuid.uuid4().hex
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        serve_streams(embedded_ds.database_url, tmp, secret=secret) as server,
+        httpx.Client(base_url=server.url) as client,
+    ):
+        path = f"/v1/stream/auth/{uuid.uuid4().hex}"
+        assert client.put(path).status_code == 401
+        assert client.put(path, headers={"Authorization": "Bearer wrong"}).status_code == 401
+        good = {"Authorization": f"Bearer {secret}"}
+        assert client.put(path, headers=good).status_code == 201
+        assert client.head(path, headers=good).status_code == 200
+        # CORS preflights carry no credentials.
+        assert client.options(path).status_code == 204
