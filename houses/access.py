@@ -1,29 +1,139 @@
 """The one place that decides who may see and do what.
 
 Every view, consumer and proxy resolves houses, threads and entries through
-these helpers. A caller who is not a member gets ``Http404``: nothing tells
-them the object exists.
+these helpers, given the requesting principal (or a session user for pages).
+A caller who is not a member gets ``Http404`` — the same answer whether the
+object exists or not. Callers that find an action refused after access was
+granted get ``PermissionDenied`` (403).
 """
 
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from houses.models import House, Membership
+from houses.principals import Principal
+from threads.models import EntryLocation, Thread
+from threads.recency import thread_id_of
 
 
-def access_house(user, slug: str) -> tuple[House, Membership]:
-    """The house ``slug`` and the caller's membership of it, or 404."""
-    if not user.is_authenticated:
+@dataclass(frozen=True)
+class HouseAccess:
+    house: House
+    membership: Membership
+
+    @property
+    def is_owner(self) -> bool:
+        return self.membership.is_owner
+
+
+@dataclass(frozen=True)
+class ThreadAccess:
+    thread: Thread
+    principal: Principal
+    membership: Membership | None  # None for a bot's sandbox and for the service
+
+    @property
+    def is_owner(self) -> bool:
+        return self.membership is not None and self.membership.is_owner
+
+
+def _membership(user, house_id) -> Membership | None:
+    if user is None or not user.is_authenticated:
+        return None
+    return Membership.objects.filter(house_id=house_id, user=user).first()
+
+
+def access_house(who, slug: str) -> HouseAccess:
+    """The house ``slug`` and the caller's membership of it, or 404. ``who``: user or principal."""
+    user = who.user if isinstance(who, Principal) else who
+    if user is None or not user.is_authenticated:
         raise Http404
     membership = (
         Membership.objects.select_related("house").filter(house__slug=slug, user=user).first()
     )
     if membership is None:
         raise Http404
-    return membership.house, membership
+    return HouseAccess(membership.house, membership)
+
+
+def access_owned_house(who, slug: str) -> HouseAccess:
+    access = access_house(who, slug)
+    if not access.is_owner:
+        raise PermissionDenied("Only owners of the house may do that.")
+    return access
 
 
 def houses_of(user):
     """Houses the caller is a member of."""
-    if not user.is_authenticated:
+    if user is None or not user.is_authenticated:
         return House.objects.none()
     return House.objects.filter(memberships__user=user).order_by("name")
+
+
+def threads_of(user):
+    """Live threads in the caller's houses."""
+    if user is None or not user.is_authenticated:
+        return Thread.objects.none()
+    return Thread.objects.filter(house__memberships__user=user)
+
+
+def access_thread(principal: Principal | None, thread_id: str) -> ThreadAccess:
+    """The thread and how the caller reaches it, or 404.
+
+    People reach threads of their houses; a bot's sandbox reaches only the one
+    stream its token names, in its own house; the service reaches everything.
+    """
+    if principal is None:
+        raise Http404
+    thread = Thread.objects.select_related("house").filter(pk=thread_id).first()
+    if thread is None:
+        raise Http404
+    if principal.is_person:
+        membership = _membership(principal.user, thread.house_id)
+        if membership is None:
+            raise Http404
+        return ThreadAccess(thread, principal, membership)
+    if principal.is_bot:
+        claims = principal.claims
+        if (
+            claims is None
+            or claims.stream != thread.stream_name
+            or principal.agent.house_id != thread.house_id
+        ):
+            raise Http404
+        return ThreadAccess(thread, principal, None)
+    return ThreadAccess(thread, principal, None)
+
+
+def access_person_thread(principal: Principal | None, thread_id: str) -> ThreadAccess:
+    """A thread a person acts on through the people's routes (bots use the stream proxy)."""
+    access = access_thread(principal, thread_id)
+    if not principal.is_person:
+        raise PermissionDenied("Sandbox writers append through /api/stream/<name>.")
+    return access
+
+
+def access_stream(principal: Principal | None, stream_name: str) -> ThreadAccess:
+    """The thread behind a stream name, for the sandbox writers' proxy; 404 for other names."""
+    thread_id = thread_id_of(stream_name)
+    if thread_id is None:
+        raise Http404
+    return access_thread(principal, thread_id)
+
+
+def access_chat_for_delete(access: ThreadAccess, entry_id: str) -> EntryLocation:
+    """The chat entry to tombstone: 404 unknown, 400 not chat, 403 neither author nor owner."""
+    location = EntryLocation.objects.filter(thread=access.thread, entry_id=entry_id).first()
+    if location is None:
+        raise Http404
+    if location.type != "chat":
+        raise NotChat(f"Only chat entries can be deleted, not {location.type}.")
+    if location.author_id != access.principal.agent_id and not access.is_owner:
+        raise PermissionDenied("Only the author or an owner of the house may delete this.")
+    return location
+
+
+class NotChat(ValueError):
+    """The deletion target is not a chat entry (400)."""

@@ -11,7 +11,8 @@ def home(request):
 
 @login_required
 def house_page(request, slug):
-    house, membership = access_house(request.user, slug)
+    access = access_house(request.user, slug)
+    house, membership = access.house, access.membership
     threads = house.threads.filter(archived_at__isnull=True).order_by(
         "-last_entry_ts", "-created_at"
     )

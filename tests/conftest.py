@@ -1,4 +1,35 @@
 """Shared test set-up. Peers (stream servers, Postgres, Redis) are started by the plugin
 modules in ``tests/peers/`` on free loopback ports and stopped by their PIDs."""
 
+import os
+
+import pytest
+
 pytest_plugins = ["tests.peers.embedded", "tests.peers.reference"]
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """One SQLite test file per pytest process, so concurrent runs never share a file."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("sqlite3"):
+        db["TEST"]["NAME"] = str(settings.VAR_DIR / f"test-{os.getpid()}.sqlite3")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def fast_password_hashing():
+    """Real hashing is deliberately slow; tests only need passwords to round-trip."""
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def quiet_recency_throttle():
+    """No trailing recency write may outlive the test that caused it."""
+    yield
+    from threads.recency import throttle
+
+    throttle.reset()

@@ -82,3 +82,27 @@ class Thread(models.Model):
     @property
     def is_archived(self) -> bool:
         return self.archived_at is not None
+
+
+class EntryLocation(models.Model):
+    """Where a chat entry sits in its thread's stream: a cache of the log, rebuilt from it.
+
+    Lets a retried post answer as the first did and a deletion find its target's
+    author and type without reading the whole stream.
+    """
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="+")
+    entry_id = models.CharField(max_length=128)
+    type = models.CharField(max_length=64)
+    author_id = models.CharField(max_length=32, blank=True)
+    ts = models.BigIntegerField()
+    # The opaque offset just after the entry (what its append answered), if known.
+    offset_after = models.CharField(max_length=256, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "entry_id"], name="one_location_per_entry")
+        ]
+
+    def __str__(self):
+        return f"{self.entry_id} in {self.thread_id}"

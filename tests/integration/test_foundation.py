@@ -93,6 +93,7 @@ def test_a_thread_has_a_short_random_id_and_an_idle_record():
     )
 
 
+@pytest.mark.django_db(transaction=True)
 def test_seed_demo_is_idempotent(capsys):
     call_command("seed_demo")
     first = capsys.readouterr().out
@@ -106,6 +107,7 @@ def test_seed_demo_is_idempotent(capsys):
     assert house.threads.count() == 1
 
 
+@pytest.mark.django_db(transaction=True)
 def test_seed_demo_takes_passwords_from_the_environment(monkeypatch, client):
     monkeypatch.setenv("ARBE_DEMO_OWNER_PASSWORD", "owner-pass-from-env")
     call_command("seed_demo")

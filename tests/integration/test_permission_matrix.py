@@ -1,0 +1,144 @@
+"""Every route × every kind of caller, with the status each must get.
+
+Callers: anonymous, a non-member, a member, the author of the chat, a house owner, a bot's JWT
+for this stream, a bot's JWT for another stream, an expired JWT, and a member forging authorId.
+No answer, body or header, may ever contain the service secret.
+"""
+
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import AsyncClient, Client
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CALLERS = [
+    "anonymous",
+    "non_member",
+    "member",
+    "author",
+    "owner",
+    "jwt_this",
+    "jwt_other",
+    "jwt_expired",
+    "forged",
+]
+
+# route: expected status per caller, in CALLERS order.
+MATRIX = {
+    "post_entry": [404, 404, 201, 201, 201, 403, 404, 401, 403],
+    "delete_entry": [404, 404, 403, 200, 200, 403, 404, 401, 403],
+    "read_stream": [404, 404, 200, 200, 200, 200, 404, 401, 200],
+    "sandbox_append": [404, 404, 200, 200, 200, 200, 404, 401, 403],
+    "sandbox_read": [404, 404, 200, 200, 200, 200, 404, 401, 200],
+    "list_threads": [401, 200, 200, 200, 200, 403, 403, 401, 200],
+    "create_thread": [404, 404, 201, 201, 201, 404, 404, 401, 201],
+}
+
+
+def client_for(world, caller, client_class=Client):
+    people = {
+        "non_member": world.stranger,
+        "member": world.member,
+        "author": world.author,
+        "owner": world.owner,
+        "forged": world.member,
+    }
+    if caller == "anonymous":
+        return client_class()
+    if caller in people:
+        client = client_class()
+        client.force_login(people[caller])
+        return client
+    token = {
+        "jwt_this": lambda: world.jwt(),
+        "jwt_other": lambda: world.jwt(stream=world.other_thread.stream_name),
+        "jwt_expired": lambda: world.jwt(ttl_s=-60),
+    }[caller]()
+    client = client_class(headers={"Authorization": f"Bearer {token}"})
+    client.bearer = token  # AsyncClient drops constructor headers; read() sends it per request
+    return client
+
+
+def chat_body(world, caller, **extra):
+    body = {"payload": {"type": "chat", "text": f"from {caller}"}, **extra}
+    if caller == "forged":
+        body["authorId"] = world.owner.agent.id
+    return json.dumps(body)
+
+
+def call(world, route, caller, client, authored_id):
+    thread = world.thread
+    if route == "post_entry":
+        return client.post(
+            f"/api/threads/{thread.id}/entries",
+            chat_body(world, caller),
+            content_type="application/json",
+        )
+    if route == "delete_entry":
+        return client.delete(f"/api/threads/{thread.id}/entries/{authored_id}")
+    if route == "read_stream":
+        return read(client, f"/api/threads/{thread.id}/stream")
+    if route == "sandbox_append":
+        return client.post(
+            f"/api/stream/{thread.stream_name}",
+            chat_body(world, caller),
+            content_type="application/json",
+        )
+    if route == "sandbox_read":
+        return read(client, f"/api/stream/{thread.stream_name}")
+    if route == "list_threads":
+        return client.get("/api/threads")
+    if route == "create_thread":
+        return client.post(
+            "/api/houses/h/threads", json.dumps({"title": "t"}), content_type="application/json"
+        )
+    raise AssertionError(route)
+
+
+def read(client, path):
+    """Stream reads are async views with async bodies: read them on one event loop."""
+
+    async def go():
+        bearer = getattr(client, "bearer", None)
+        headers = {"Authorization": f"Bearer {bearer}"} if bearer else None
+        response = await client.get(path, {"offset": "-1"}, headers=headers)
+        if response.streaming:
+            response.body = b"".join([chunk async for chunk in response.streaming_content])
+        else:
+            response.body = response.content
+        return response
+
+    return async_to_sync(go)()
+
+
+def body_of(response) -> bytes:
+    return getattr(response, "body", None) or response.content
+
+
+@pytest.mark.parametrize("route", list(MATRIX))
+@pytest.mark.parametrize("caller", CALLERS)
+def test_permission_matrix(world, service_secret, route, caller):
+    authored = world.client_for(world.author).post(
+        f"/api/threads/{world.thread.id}/entries",
+        json.dumps({"payload": {"type": "chat", "text": "mine"}}),
+        content_type="application/json",
+    )
+    reads = route.endswith("_read") or route == "read_stream"
+    client = client_for(world, caller, AsyncClient if reads else Client)
+    if route == "delete_entry" and caller == "forged":
+        # A forged deletion: the member names the owner as author of the tombstone.
+        response = client.generic(
+            "DELETE",
+            f"/api/threads/{world.thread.id}/entries/{authored.json()['entry']['id']}",
+            json.dumps({"authorId": world.owner.agent.id}),
+            content_type="application/json",
+        )
+    else:
+        response = call(world, route, caller, client, authored.json()["entry"]["id"])
+    expected = MATRIX[route][CALLERS.index(caller)]
+    content = body_of(response)
+    assert response.status_code == expected, content[:300]
+    assert service_secret.encode() not in content
+    assert all(service_secret not in value for value in response.headers.values())

@@ -1,0 +1,107 @@
+"""The thread API: post, delete by tombstone, list. Thin views over ``threads.posting``.
+
+The stream read proxy and the sandbox writers' proxy live in ``threads.stream_proxy``.
+"""
+
+from typing import Annotated
+
+import msgspec
+from django.core.exceptions import PermissionDenied
+from django.views.decorators.http import require_http_methods
+
+from arbe_site.api import BadInput, NotAuthenticated, api_view, json_response, parse_json
+from houses.access import access_house, access_person_thread, threads_of
+from threads.entries import Chat, EntryError, convert_payload, to_builtins
+from threads.lifecycle import create_thread
+from threads.posting import BadEntryId, Posted, delete_chat, post_chat
+
+
+class PostEntryBody(msgspec.Struct, forbid_unknown_fields=True):
+    payload: dict
+    id: str | None = None
+    authorId: str | None = None
+
+
+class CreateThreadBody(msgspec.Struct, forbid_unknown_fields=True):
+    title: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+
+
+def people_only(principal):
+    """List routes answer people; anonymous callers get 401, sandbox tokens 403."""
+    if principal is None:
+        raise NotAuthenticated("Sign in or send an API token.")
+    if not principal.is_person:
+        raise PermissionDenied("Lists are for people.")
+    return principal
+
+
+def posted(result: Posted, status: int = 201):
+    return json_response({"entry": to_builtins(result.entry), "offset": result.offset}, status)
+
+
+def thread_row(thread) -> dict:
+    return {
+        "id": thread.id,
+        "house": thread.house.slug,
+        "title": thread.title,
+        "status": thread.status,
+        "statusMessage": thread.status_message,
+        "lastEntryTs": thread.last_entry_ts,
+        "archived": thread.archived_at is not None,
+        "parentId": thread.parent_id,
+    }
+
+
+def chat_from_request(request) -> tuple[Chat, str | None]:
+    """The chat payload and optional client id, from a JSON body or an htmx form."""
+    if request.content_type == "application/json":
+        body = parse_json(request, PostEntryBody)
+        if body.authorId is not None and body.authorId != request.principal.agent_id:
+            raise PermissionDenied("authorId: set by the server; it can't name someone else")
+        payload, entry_id = convert_payload(body.payload), body.id
+    else:
+        payload = convert_payload({"type": "chat", "text": request.POST.get("text", "")})
+        entry_id = request.POST.get("id") or None
+    if not isinstance(payload, Chat):
+        raise EntryError(f"Only chat is posted here, not {payload.type!r} - at `$.payload.type`")
+    return payload, entry_id
+
+
+@api_view
+@require_http_methods(["POST"])
+def entries(request, thread_id):
+    access = access_person_thread(request.principal, thread_id)
+    payload, entry_id = chat_from_request(request)
+    try:
+        return posted(post_chat(access, payload, entry_id))
+    except BadEntryId as exc:
+        raise BadInput(str(exc)) from None
+
+
+@api_view
+@require_http_methods(["DELETE"])
+def entry(request, thread_id, entry_id):
+    access = access_person_thread(request.principal, thread_id)
+    return posted(delete_chat(access, entry_id), status=200)
+
+
+@api_view
+@require_http_methods(["GET"])
+def thread_list(request):
+    rows = (
+        threads_of(people_only(request.principal).user)
+        .select_related("house")
+        .order_by("-last_entry_ts", "-created_at")
+    )
+    if house := request.GET.get("house"):
+        rows = rows.filter(house__slug=house)
+    return json_response({"threads": [thread_row(t) for t in rows[:500]]})
+
+
+@api_view
+@require_http_methods(["POST"])
+def house_threads(request, slug):
+    access = access_house(request.principal, slug)
+    body = parse_json(request, CreateThreadBody)
+    thread = create_thread(house=access.house, title=body.title, by=request.principal.agent)
+    return json_response({"thread": thread_row(thread)}, status=201)

@@ -1,0 +1,144 @@
+"""Proxies to the stream server: the members' read proxy and the sandbox writers' proxy.
+
+Both inject the service secret upstream (it never reaches the caller), pass
+offsets through untouched, and are async end to end: a waiting long-poll
+holds no worker thread. The writers' proxy validates each entry against
+the who-may-write-what table and fires the same hooks as server appends.
+"""
+
+import asyncio
+import time
+import weakref
+
+import msgspec
+from asgiref.sync import sync_to_async
+from django.http import StreamingHttpResponse
+from django.views.decorators.http import require_http_methods
+
+from arbe_site.api import BadInput, api_view, json_response
+from arbe_site.ids import time_ordered_id
+from houses.access import access_stream, access_thread
+from streams import wire
+from streams.client import AsyncDurableStreamClient, async_service_client
+from threads.entries import AnyPayload, Entry, EntryError, encode_entry, to_builtins
+from threads.permissions import check_write
+from threads.recency import after_append
+
+PASSED_HEADERS = (
+    "Content-Type",
+    "Stream-Next-Offset",
+    "Stream-Up-To-Date",
+    "Stream-Cursor",
+    "Stream-Closed",
+    "ETag",
+    "Stream-SSE-Data-Encoding",
+)
+LIVE_MODES = {"long-poll", "sse"}
+
+_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncDurableStreamClient]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def upstream() -> AsyncDurableStreamClient:
+    """One pooled upstream client per event loop (httpx clients are loop-bound)."""
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None:
+        client = _clients[loop] = async_service_client()
+    return client
+
+
+class UpstreamError(Exception):
+    """The stream server failed in a way the caller can't fix (502)."""
+
+
+async def proxy_read(request, stream_name: str):
+    live = request.GET.get("live") or None
+    if live is not None and live not in LIVE_MODES:
+        raise BadInput("live: must be 'long-poll' or 'sse'")
+    offset = request.GET.get("offset", wire.START)
+    call = wire.read_call(stream_name, offset, live=live, cursor=request.GET.get("cursor"))
+    response = await upstream().send(call, stream=True)
+    if response.status_code >= 400:
+        text = (await response.aread()).decode(errors="replace")[:300]
+        await response.aclose()
+        if response.status_code == 400:
+            raise BadInput(f"offset: {text or 'malformed'}")
+        if response.status_code in (404, 410):
+            return json_response({"error": "This thread has no stream."}, status=404)
+        return json_response({"error": "The stream server failed."}, status=502)
+    headers = {h: response.headers[h] for h in PASSED_HEADERS if h in response.headers}
+    headers["Cache-Control"] = "private, no-store"
+
+    async def body():
+        try:
+            async for chunk in response.aiter_raw():
+                yield chunk
+        finally:
+            await response.aclose()
+
+    return StreamingHttpResponse(body(), status=response.status_code, headers=headers)
+
+
+@api_view
+@require_http_methods(["GET"])
+async def thread_stream(request, thread_id):
+    """``GET /api/threads/:id/stream``: members read the thread's stream."""
+    access = await sync_to_async(access_thread)(request.principal, thread_id)
+    return await proxy_read(request, access.thread.stream_name)
+
+
+class SandboxEntry(msgspec.Struct, forbid_unknown_fields=True):
+    payload: AnyPayload
+    id: str | None = None
+    authorId: str | None = None
+
+
+_one = msgspec.json.Decoder(SandboxEntry)
+_many = msgspec.json.Decoder(list[SandboxEntry])
+
+
+def decode_sandbox_body(body: bytes) -> list[SandboxEntry]:
+    try:
+        items = _many.decode(body) if body.lstrip()[:1] == b"[" else [_one.decode(body)]
+    except msgspec.ValidationError as exc:
+        raise EntryError(str(exc)) from None
+    except msgspec.DecodeError as exc:
+        raise EntryError(f"Malformed JSON body: {exc}") from None
+    if not items:
+        raise EntryError("An empty array appends nothing - at `$`")
+    return items
+
+
+@api_view
+@require_http_methods(["GET", "POST"])
+async def sandbox_stream(request, name):
+    """``/api/stream/:name``: sandbox writers append what their token allows; and read."""
+    access = await sync_to_async(access_stream)(request.principal, name)
+    if request.method == "GET":
+        return await proxy_read(request, name)
+    principal = access.principal
+    now = time.time_ns() // 1_000_000
+    entries = [
+        Entry(
+            id=item.id or time_ordered_id(),
+            ts=now,
+            payload=item.payload,
+            authorId=item.authorId if item.authorId is not None else principal.agent_id,
+        )
+        for item in decode_sandbox_body(request.body)
+    ]
+    writer = principal.writer()
+    for entry in entries:
+        check_write(writer, entry)
+    client = upstream()
+    bodies = [encode_entry(e) for e in entries]
+    if len(bodies) == 1:
+        result = await client.append(name, bodies[0])
+    else:
+        result = await client.append_batch(name, bodies)
+    await sync_to_async(after_append)(name, entries, result.next_offset)
+    return json_response(
+        {"entries": [to_builtins(e) for e in entries], "offset": result.next_offset}
+    )
