@@ -28,7 +28,6 @@ system-deps:
 
 run: deps
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) manage.py seed_demo
 	DEBUG=$${DEBUG:-true} $(VENV)/bin/daphne -b $(HOST) -p $(PORT) arbe_site.asgi:application
 

@@ -1,5 +1,10 @@
 """ASGI entry point: Django for HTTP, the embedded Durable Streams server for
-``/v1/stream/``, Channels consumers for WebSockets."""
+``/v1/stream/``, Channels consumers for WebSockets.
+
+Static files are served here, from the finders, by Django's ASGI static handler: a
+sync-only static middleware would force every async view (the stream proxy's
+long-polls) onto a worker thread.
+"""
 
 import os
 
@@ -11,18 +16,20 @@ django_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from streams.server import create_app as create_streams_app  # noqa: E402
 
 websocket_urlpatterns: list = []
 streams_app = create_streams_app()
+django_with_static = ASGIStaticFilesHandler(django_app)
 
 
 async def http_app(scope, receive, send):
     """``/v1/stream/…`` to the streams server (raw ASGI, no Django stack); the rest to Django."""
     if scope["path"].startswith("/v1/stream/"):
         return await streams_app(scope, receive, send)
-    return await django_app(scope, receive, send)
+    return await django_with_static(scope, receive, send)
 
 
 application = ProtocolTypeRouter(

@@ -27,7 +27,6 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
-    "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
@@ -41,7 +40,6 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -122,9 +120,8 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-# Serve app and package static files straight from their finders too, so a checkout
-# works before `collectstatic` (make run still collects for production-like serving).
-WHITENOISE_USE_FINDERS = True
+# Static files are served by the ASGI app (arbe_site.asgi) from the finders; every
+# middleware here is async-capable, so async views (long-polls) never hold a thread.
 
 # HTTPS hardening: on with HTTPS=true (production, behind TLS). With DEBUG=false,
 # HTTPS=true, a SECRET_KEY and ALLOWED_HOSTS, `manage.py check --deploy` is silent.

@@ -240,3 +240,29 @@ def test_sqlite_runs_in_wal_mode():
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA journal_mode")
         assert cursor.fetchone()[0] == "wal"
+
+
+def test_every_middleware_is_async_capable():
+    """One sync-only middleware would run every async view, long-polls included, on a thread."""
+    from django.conf import settings
+    from django.utils.module_loading import import_string
+
+    sync_only = [
+        path
+        for path in settings.MIDDLEWARE
+        if not getattr(import_string(path), "async_capable", False)
+    ]
+    assert sync_only == []
+
+
+async def test_the_asgi_app_serves_static_files_without_collectstatic():
+    import httpx
+
+    from arbe_site.asgi import application
+
+    transport = httpx.ASGITransport(app=application)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        response = await client.get("/static/django_htmx/htmx-2.min.js")
+        css = await client.get("/static/arbe/arbe.css")
+    assert response.status_code == 200 and b"htmx" in response.content
+    assert css.status_code == 200
