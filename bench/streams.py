@@ -17,6 +17,7 @@ import contextlib
 import http.client
 import json
 import statistics
+import tempfile
 import threading
 import time
 import uuid
@@ -26,8 +27,11 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-MESSAGE = json.dumps({"k": "x" * 88}).encode()  # 100 bytes of JSON
+MESSAGE = json.dumps({"k": "x" * 91}).encode()  # 100 bytes of JSON
 assert len(MESSAGE) == 100
+REFERENCE = "reference (Node, file)"
+# Long enough that no wake-latency long-poll times out; shutdown ends waits at once anyway.
+LONG_POLL_MS = 30_000
 
 
 @dataclass
@@ -226,23 +230,28 @@ Launcher = Callable[[], contextlib.AbstractContextManager[str]]
 
 
 def launchers() -> dict[str, Launcher]:
-    from tests.peers.embedded import embedded_server
+    """Each server with the durability it is compared at (see docs/performance.md)."""
+    from tests.peers.embedded import migrate, serve_streams
     from tests.peers.postgres import postgres_server
     from tests.peers.reference import reference_server
 
     @contextlib.contextmanager
-    def embedded_sqlite() -> Iterator[str]:
-        with embedded_server() as url:
-            yield url
+    def embedded(database_url: str | None = None) -> Iterator[str]:
+        with tempfile.TemporaryDirectory(prefix="arbe-bench-") as tmp:
+            url = database_url or f"sqlite:///{tmp}/bench.sqlite3"
+            migrate(url, tmp)
+            with serve_streams(url, tmp, long_poll_ms=LONG_POLL_MS) as server:
+                yield server.url
 
     @contextlib.contextmanager
     def embedded_postgres() -> Iterator[str]:
-        with postgres_server() as pg, embedded_server(database_url=pg.create_database()) as url:
+        # fsync and synchronous_commit on: every commit is flushed to the WAL on disk.
+        with postgres_server(durable=True) as pg, embedded(pg.create_database()) as url:
             yield url
 
     return {
-        "reference (Node, file)": reference_server,
-        "embedded SQLite": embedded_sqlite,
+        REFERENCE: lambda: reference_server(long_poll_ms=LONG_POLL_MS),
+        "embedded SQLite": embedded,
         "embedded Postgres": embedded_postgres,
     }
 
@@ -258,7 +267,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"… {name}", flush=True)
         with launch() as url:
             results[name] = measure(url, sizes)
-    table = render(results, reference="reference (Node, file)")
+    table = render(results, reference=REFERENCE)
     print(table)
     if args.write_docs:
         write_docs(table, sizes)

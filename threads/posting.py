@@ -78,5 +78,3 @@ def delete_chat(access: ThreadAccess, entry_id: str) -> Posted:
     tombstone = new_entry(EntryDeleted(entryId=entry_id), author=access.principal.agent_id)
     result = stream_writer().append(access.thread.stream_name, tombstone)
     return Posted(tombstone, result.next_offset or "")
-
-

@@ -27,7 +27,7 @@ from streams.server.protocol import (
     parse_ttl,
 )
 from streams.server.sse import serve_sse
-from streams.server.wake import hub
+from streams.server.wake import hub, watch_disconnect
 from streams.server.writer import writer
 
 logger = logging.getLogger(__name__)
@@ -213,12 +213,12 @@ class StreamsApp:
             return await serve_sse(self, request, after, cursor, receive, send)
         waiter = hub.register(request.name) if live == "long-poll" else None
         try:
-            await self._read(request, offset, after, live, cursor, waiter, send)
+            await self._read(request, offset, after, live, cursor, waiter, receive, send)
         finally:
             if waiter is not None:
                 hub.unregister(waiter)
 
-    async def _read(self, request, offset, after, live, cursor, waiter, send):
+    async def _read(self, request, offset, after, live, cursor, waiter, receive, send):
         snap = await reads.snapshot(request.name, after, with_messages=offset != "now" or live)
         row = snap.row
         if row is None:
@@ -244,7 +244,7 @@ class StreamsApp:
                 headers = {"Stream-Next-Offset": tail, "Stream-Up-To-Date": "true"}
                 headers["Stream-Closed"] = "true"
                 return await respond(send, 204, headers)
-            snap = await self.wait(request, after, waiter, snap)
+            snap = await self.wait(request, after, waiter, snap, receive)
             if snap is None or not snap.messages:
                 closed = snap is not None and snap.row is not None and snap.row.closed
                 headers = {
@@ -259,24 +259,41 @@ class StreamsApp:
             row = snap.row
         await self.send_messages(request, send, snap, offset, live, cursor)
 
-    async def wait(self, request, after, waiter, snap):
-        """Wait for data past ``after``; ``None`` on timeout, else the new snapshot."""
-        if self.vendor:
+    async def wait(self, request, after, waiter, snap, receive):
+        """Wait for data past ``after``; ``None`` on timeout or shutdown, else the new snapshot.
+
+        Ends early on shutdown (answered like a timeout) and when the client
+        disconnects (``ConnectionError``: nothing to answer).
+        """
+        if not hub.watching():
             await reads.run(hub.ensure_watching, self.vendor)
         waiter.seen = (snap.row.tail, snap.row.closed)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.long_poll
-        while True:
-            remaining = deadline - loop.time()
-            if remaining <= 0 or not await waiter.wait(remaining):
-                return None if not snap.row.closed else snap
-            snap = await reads.snapshot(request.name, after)
-            if snap.row is None or snap.row.soft_deleted:
-                raise ProtocolError(404, "Stream not found")
-            self.touch(snap.row)
-            waiter.seen = (snap.row.tail, snap.row.closed)
-            if snap.messages or snap.row.closed:
-                return snap
+        watcher = asyncio.create_task(watch_disconnect(receive, waiter))
+        try:
+            while True:
+                remaining = deadline - loop.time()
+                waiter.delivery = None
+                woken = remaining > 0 and not waiter.ended and await waiter.wait(remaining)
+                if waiter.ended == "disconnect":
+                    raise ConnectionError("client went away")
+                if not woken or waiter.ended:
+                    return snap if snap.row.closed else None
+                delivered = waiter.delivery
+                if delivered is not None and delivered[0] == after:
+                    # Exactly the messages past ``after``, just committed: no re-read.
+                    snap = reads.Snapshot(delivered[1], delivered[2], True)
+                else:
+                    snap = await reads.snapshot(request.name, after)
+                if snap.row is None or snap.row.soft_deleted:
+                    raise ProtocolError(404, "Stream not found")
+                self.touch(snap.row)
+                waiter.seen = (snap.row.tail, snap.row.closed)
+                if snap.messages or snap.row.closed:
+                    return snap
+        finally:
+            watcher.cancel()
 
     async def send_messages(self, request, send, snap, offset, live, cursor):
         row = snap.row

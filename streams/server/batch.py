@@ -38,6 +38,8 @@ class Batch:
         self.messages: list[tuple[int, int, bytes]] = []
         # name -> (tail, closed, gone) for the wake-ups after commit.
         self.changed: dict[str, tuple[int, bool, bool]] = {}
+        # stream id -> its tail before this batch (see deliveries()).
+        self.initial_tails: dict[int, int] = {}
 
     # Loading -------------------------------------------------------------
 
@@ -65,6 +67,8 @@ class Batch:
 
     def admit(self, name: str, row: store.StreamRow | None) -> store.StreamRow | None:
         self.streams[name] = row
+        if row is not None:
+            self.initial_tails.setdefault(row.id, row.tail)
         if row is not None and row.expired(self.now) and not row.soft_deleted:
             if row.ref_count > 0:
                 row.soft_deleted = True
@@ -82,6 +86,24 @@ class Batch:
         if row is not None:
             self.streams[row.name] = row
         return row
+
+    def deliveries(self) -> dict[str, tuple[int, store.StreamRow, list[tuple[int, bytes]]]]:
+        """name -> (tail before the batch, row after it, the messages it appended).
+
+        A long-poll waiting at that earlier tail answers with these (once
+        committed) instead of re-reading what the writer just wrote.
+        """
+        appended: dict[int, list[tuple[int, bytes]]] = {}
+        for stream_id, position, data in self.messages:
+            appended.setdefault(stream_id, []).append((position, data))
+        found = {}
+        for row in self.dirty_streams.values():
+            messages = appended.get(row.id)
+            if not messages or row.soft_deleted or row.id not in self.initial_tails:
+                continue
+            if sum(len(data) for _, data in messages) <= store.READ_BUDGET:
+                found[row.name] = (self.initial_tails[row.id], row, messages)
+        return found
 
     def dirty(self, row: store.StreamRow) -> None:
         self.dirty_streams[row.id] = row

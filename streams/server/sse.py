@@ -15,7 +15,7 @@ from streams.server import reads
 from streams.server.http import encode_headers
 from streams.server.offsets import format_offset, response_cursor
 from streams.server.protocol import ProtocolError, is_json, normalize_content_type
-from streams.server.wake import hub
+from streams.server.wake import hub, watch_disconnect
 
 SSE_MAX_SECONDS = 60.0
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -66,30 +66,20 @@ async def serve_sse(app, request, after, client_cursor, receive, send):
         await send(
             {"type": "http.response.start", "status": 200, "headers": encode_headers(headers)}
         )
-        disconnected = asyncio.Event()
-
-        async def watch_disconnect():
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            disconnected.set()
-            waiter.wake()
-
-        watcher = asyncio.create_task(watch_disconnect())
+        watcher = asyncio.create_task(watch_disconnect(receive, waiter))
         try:
-            await _stream(
-                app, request, snap, after, client_cursor, waiter, encode, send, disconnected
-            )
+            await _stream(app, request, snap, after, client_cursor, waiter, encode, send)
         finally:
             watcher.cancel()
     finally:
         hub.unregister(waiter)
 
 
-async def _stream(app, request, snap, after, client_cursor, waiter, encode, send, disconnected):
+async def _stream(app, request, snap, after, client_cursor, waiter, encode, send):
     loop = asyncio.get_running_loop()
     ends_at = loop.time() + SSE_MAX_SECONDS
     position = snap.row.tail if after is None else after
-    if app.vendor:
+    if not hub.watching():
         await reads.run(hub.ensure_watching, app.vendor)
     while True:
         row = snap.row
@@ -115,21 +105,18 @@ async def _stream(app, request, snap, after, client_cursor, waiter, encode, send
             # Wait for more, sending a keep-alive control event on each timeout.
             while True:
                 remaining = min(app.long_poll, ends_at - loop.time())
-                if remaining <= 0 or disconnected.is_set():
-                    break
-                if await waiter.wait(remaining):
-                    break
-                if disconnected.is_set():
+                if remaining <= 0 or waiter.ended or await waiter.wait(remaining):
                     break
                 keep_alive = control(position, response_cursor(client_cursor), True, False)
                 await send(
                     {"type": "http.response.body", "body": keep_alive.encode(), "more_body": True}
                 )
-        if disconnected.is_set() or loop.time() >= ends_at:
+        # Disconnect, server shutdown or the connection's time limit.
+        if waiter.ended or loop.time() >= ends_at:
             break
         snap = await reads.snapshot(request.name, position)
         if snap.row is None or snap.row.soft_deleted:
             break
         app.touch(snap.row)
-    if not disconnected.is_set():
+    if waiter.ended != "disconnect":
         await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -71,15 +71,22 @@ def cursor_for(connection):
     """A cursor on a Django connection for the raw queries here.
 
     On PostgreSQL it is a server-side-binding psycopg cursor with binary
-    results: Django's default client-side binding would inline every bytea
-    as escaped text and re-parse it, which dominates large reads and batches.
+    results and prepared statements: Django's default client-side binding
+    would inline every bytea as escaped text and re-parse it, which dominates
+    large reads and batches.
     """
     if connection.vendor != "postgresql":
         return connection.cursor()
     import psycopg
 
     connection.ensure_connection()
-    cursor = psycopg.Cursor(connection.connection)
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        # Django turns psycopg's prepared statements off (for transaction-mode poolers);
+        # ours are a few fixed queries run thousands of times, where planning each one
+        # costs more than running it. OPTIONS["prepare_threshold"] = None keeps them off.
+        raw.prepare_threshold = connection.settings_dict["OPTIONS"].get("prepare_threshold", 2)
+    cursor = psycopg.Cursor(raw)
     cursor.format = psycopg.pq.Format.BINARY
     return cursor
 

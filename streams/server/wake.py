@@ -25,9 +25,17 @@ class Waiter:
     event: asyncio.Event = field(default_factory=asyncio.Event)
     # (tail, closed) as last read; None until the first read.
     seen: tuple[int, bool] | None = None
+    # Why the wait must end whatever the data: "disconnect" or "shutdown".
+    ended: str | None = None
+    # From the writer of this process: (tail before, row, messages) it just committed.
+    delivery: tuple | None = None
 
     def wake(self) -> None:
         self.loop.call_soon_threadsafe(self.event.set)
+
+    def end(self, reason: str) -> None:
+        self.ended = self.ended or reason
+        self.wake()
 
     async def wait(self, timeout: float) -> bool:
         try:
@@ -45,36 +53,62 @@ class WakeHub:
         self._watchers_started = False
         self._ready = threading.Event()
         self.alias = "default"
+        # Registered waiters; a plain int so a signal handler can read it (serve_streams).
+        self.count = 0
+        self.closing = False
+        # PostgreSQL backend of this process's writer: it wakes local waiters itself
+        # (with the committed messages), so the listener skips its NOTIFYs.
+        self.own_backends: frozenset[int] = frozenset()
 
     def register(self, name: str) -> Waiter:
         waiter = Waiter(name, asyncio.get_running_loop())
+        if self.closing:
+            waiter.ended = "shutdown"
         with self._lock:
             self._waiters.setdefault(name, set()).add(waiter)
+            self.count += 1
         return waiter
 
     def unregister(self, waiter: Waiter) -> None:
         with self._lock:
             waiters = self._waiters.get(waiter.name)
-            if waiters is not None:
+            if waiters is not None and waiter in waiters:
                 waiters.discard(waiter)
+                self.count -= 1
                 if not waiters:
                     del self._waiters[waiter.name]
 
-    def notify(self, changed: dict[str, tuple[int, bool, bool]]) -> None:
-        """Wake the waiters of each ``name -> (tail, closed, gone)`` that saw something else."""
+    def shutdown(self) -> None:
+        """End every wait now and any later one at once (the server is stopping)."""
+        self.closing = True
+        with self._lock:
+            waiters = [waiter for group in self._waiters.values() for waiter in group]
+        for waiter in waiters:
+            waiter.end("shutdown")
+
+    def notify(self, changed: dict[str, tuple[int, bool, bool]], deliveries=None) -> None:
+        """Wake the waiters of each ``name -> (tail, closed, gone)`` that saw something else.
+
+        ``deliveries`` (the writer's, see ``Batch.deliveries``) rides along with the wake-up.
+        """
         with self._lock:
             targets = [
-                waiter
+                (waiter, name)
                 for name, (tail, closed, gone) in changed.items()
                 for waiter in self._waiters.get(name, ())
                 if gone or waiter.seen != (tail, closed)
             ]
-        for waiter in targets:
+        for waiter, name in targets:
+            if deliveries:
+                waiter.delivery = deliveries.get(name)
             waiter.wake()
 
     def waited_names(self) -> list[str]:
         with self._lock:
             return list(self._waiters)
+
+    def watching(self) -> bool:
+        return self._ready.is_set()
 
     def ensure_watching(self, vendor: str) -> None:
         """Start the cross-process watcher once; block until it listens."""
@@ -107,6 +141,8 @@ def _listen_postgres(hub: WakeHub) -> None:
                 hub._ready.set()
                 backoff = 0.1
                 for notify in conn.notifies():
+                    if notify.pid in hub.own_backends:
+                        continue
                     name, tail, closed, gone = parse_wake_payload(notify.payload)
                     hub.notify({name: (tail, closed, gone)})
         except Exception:
@@ -146,6 +182,17 @@ def _poll_sqlite(hub: WakeHub) -> None:
         except Exception:
             logger.exception("streams wake poller failed")
             connection.close()
+
+
+async def watch_disconnect(receive, waiter: Waiter) -> None:
+    """End ``waiter`` when the client goes away (run as a task while waiting).
+
+    The request body has been read (or there is none), so the next message
+    uvicorn delivers is ``http.disconnect``.
+    """
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    waiter.end("disconnect")
 
 
 hub = WakeHub()

@@ -29,6 +29,7 @@ class Writer:
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._synced = None  # the SQLite connection that has synchronous=FULL
 
     def submit(self, op) -> Future:
         op.future = Future()
@@ -65,14 +66,16 @@ class Writer:
         connection = connections[self.alias]
         postgres = connection.vendor == "postgresql"
         try:
-            with transaction.atomic(using=self.alias), store.cursor_for(connection) as cursor:
-                work = Batch(cursor, postgres)
-                work.preload(batch)
-                outcomes = [work.apply(op) for op in batch]
-                work.flush()
+            if postgres:
+                work, outcomes = self._apply_postgres(connection, batch)
+            else:
+                self._sqlite_durable(connection)
+                with transaction.atomic(using=self.alias), connection.cursor() as cursor:
+                    work, outcomes = self._apply(Batch(cursor, False), batch)
         except store.DB_ERRORS:
             # A lost connection or a race between processes (a duplicate create):
             # retry each op alone, so one bad op can't fail the others.
+            connection.errors_occurred = True  # raw psycopg errors bypass Django's wrapper
             connection.close_if_unusable_or_obsolete()
             if not retry:
                 logger.exception("streams write failed")
@@ -86,7 +89,37 @@ class Writer:
             return
         self._answer(batch, outcomes)
         if work.changed:
-            hub.notify(work.changed)
+            hub.notify(work.changed, work.deliveries() if hub.count else None)
+
+    @staticmethod
+    def _apply(work: Batch, batch: list) -> tuple[Batch, list]:
+        work.preload(batch)
+        outcomes = [work.apply(op) for op in batch]
+        work.flush()
+        return work, outcomes
+
+    def _apply_postgres(self, connection, batch: list) -> tuple[Batch, list]:
+        """The transaction in two round trips: BEGIN with the row locks, then the
+        flush with COMMIT (psycopg pipeline mode). It has committed when this returns:
+        leaving the pipeline waits for COMMIT's answer and raises on any error."""
+        with store.cursor_for(connection) as cursor:
+            raw = cursor.connection
+            if raw.info.backend_pid not in hub.own_backends:
+                hub.own_backends = frozenset([raw.info.backend_pid])
+            with raw.pipeline(), raw.transaction():
+                return self._apply(Batch(cursor, True), batch)
+
+    def _sqlite_durable(self, connection) -> None:
+        """Make each commit survive power loss, as an acknowledged append must.
+
+        The project's SQLite default (WAL, synchronous=NORMAL) syncs only at
+        checkpoints; FULL syncs the WAL at every commit, which group commit
+        amortises over a batch. Set on this thread's connection only.
+        """
+        connection.ensure_connection()
+        if connection.connection is not self._synced:
+            connection.connection.execute("PRAGMA synchronous=FULL")
+            self._synced = connection.connection
 
     @staticmethod
     def _answer(batch: list, outcomes: list | None) -> None:

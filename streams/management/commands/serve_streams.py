@@ -7,6 +7,7 @@ migrates: run ``manage.py migrate`` first.
 
 import ipaddress
 import os
+import signal
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
@@ -21,6 +22,16 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def report_waiters(signum, frame) -> None:
+    """SIGUSR1: print how many long-polls/SSE streams wait (a debug aid for operators and tests).
+
+    ``os.write``, not ``print``: a signal handler must not re-enter buffered stdout.
+    """
+    from streams.server.wake import hub
+
+    os.write(1, f"streams waiters: {hub.count}\n".encode())
 
 
 class Command(BaseCommand):
@@ -53,12 +64,12 @@ class Command(BaseCommand):
         auth = "bearer auth" if secret else "open, no auth"
         self.stdout.write(f"Durable Streams on http://{host}:{port}/v1/stream/ ({auth})")
         self.stdout.flush()
+        signal.signal(signal.SIGUSR1, report_waiters)
         try:
-            import uvicorn
+            from streams.server.serve import serve_uvicorn
         except ImportError:  # Daphne is always installed; uvicorn is the faster server.
             return self.serve_daphne(app, host, port)
-        uvicorn.run(app, host=host, port=port, lifespan="off", log_level="warning",
-                    access_log=False)  # fmt: skip
+        serve_uvicorn(app, host, port)
 
     def serve_daphne(self, app, host, port):
         from daphne.endpoints import build_endpoint_description_strings
