@@ -70,3 +70,22 @@ def _locked_owners(house: House) -> list[int]:
         .filter(house=house, role=Membership.Role.OWNER)
         .values_list("pk", flat=True)
     )
+
+
+def add_bot(house: House, *, handle: str, display_name: str = "", **runtime) -> Agent:
+    """A new bot in ``house``; ``runtime``: provider, model, instructions, api_key_env."""
+    bot = Agent(
+        kind=Agent.Kind.BOT,
+        house=house,
+        handle=handle,
+        display_name=display_name or handle,
+        **runtime,
+    )
+    bot.full_clean()
+    bot.save()
+    return bot
+
+
+def retire_bot(bot: Agent) -> None:
+    """Take a bot out of its house. Its record stays: entries name it by id."""
+    Agent.objects.filter(pk=bot.pk).update(active=False)

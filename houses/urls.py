@@ -1,8 +1,20 @@
 from django.urls import path
 
-from houses import views
+from houses import api, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("houses/<slug:slug>/", views.house_page, name="house"),
+    path("houses/<slug:slug>/threads/new", views.new_thread, name="new-thread"),
+    path("houses/<slug:slug>/members/", views.members_page, name="members"),
+    path("houses/<slug:slug>/members/add", views.add_member_form, name="add-member"),
+    path(
+        "houses/<slug:slug>/members/<int:pk>/remove", views.remove_member_form, name="remove-member"
+    ),
+    path("houses/<slug:slug>/bots/add", views.add_bot_form, name="add-bot"),
+    path("houses/<slug:slug>/bots/<str:handle>/retire", views.retire_bot_form, name="retire-bot"),
+    path("api/houses/<slug:slug>/members", api.members, name="api-members"),
+    path("api/houses/<slug:slug>/members/<str:username>", api.member, name="api-member"),
+    path("api/houses/<slug:slug>/bots", api.bots, name="api-bots"),
+    path("api/houses/<slug:slug>/bots/<str:handle>", api.bot, name="api-bot"),
 ]

@@ -1,7 +1,23 @@
-from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+"""House pages. Thin: access, one service call, render or redirect."""
 
-from houses.access import access_house, houses_of
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from houses.access import access_house, access_owned_house, houses_of
+from houses.forms import AddBotForm, AddMemberForm, NewThreadForm
+from houses.membership import (
+    LastOwnerError,
+    add_bot,
+    add_member,
+    agent_for_user,
+    remove_member,
+    retire_bot,
+)
+from threads.lifecycle import create_thread
 
 
 @login_required
@@ -12,12 +28,102 @@ def home(request):
 @login_required
 def house_page(request, slug):
     access = access_house(request.user, slug)
-    house, membership = access.house, access.membership
-    threads = house.threads.filter(archived_at__isnull=True).order_by(
+    threads = access.house.threads.filter(archived_at__isnull=True).order_by(
         "-last_entry_ts", "-created_at"
     )
     return render(
         request,
         "houses/house.html",
-        {"house": house, "membership": membership, "threads": threads},
+        {
+            "house": access.house,
+            "membership": access.membership,
+            "threads": threads,
+            "form": NewThreadForm(),
+        },
     )
+
+
+@login_required
+@require_POST
+def new_thread(request, slug):
+    access = access_house(request.user, slug)
+    form = NewThreadForm(request.POST)
+    if form.is_valid():
+        create_thread(
+            house=access.house, title=form.cleaned_data["title"], by=agent_for_user(request.user)
+        )
+    else:
+        messages.error(request, "A thread needs a title (up to 200 characters).")
+    return redirect("house", slug=slug)
+
+
+@login_required
+def members_page(request, slug):
+    access = access_owned_house(request.user, slug)
+    house = access.house
+    return render(
+        request,
+        "houses/members.html",
+        {
+            "house": house,
+            "memberships": house.memberships.select_related("user__agent").order_by(
+                "user__username"
+            ),
+            "bots": house.bots.filter(active=True).order_by("handle"),
+            "member_form": AddMemberForm(),
+            "bot_form": AddBotForm(),
+        },
+    )
+
+
+@login_required
+@require_POST
+def add_member_form(request, slug):
+    house = access_owned_house(request.user, slug).house
+    form = AddMemberForm(request.POST)
+    user = None
+    if form.is_valid():
+        user = get_user_model().objects.filter(username=form.cleaned_data["username"]).first()
+    if user is None:
+        messages.error(request, "No account has that username.")
+    else:
+        try:
+            add_member(house, user, form.cleaned_data["role"])
+        except LastOwnerError as exc:
+            messages.error(request, str(exc))
+    return redirect("members", slug=slug)
+
+
+@login_required
+@require_POST
+def remove_member_form(request, slug, pk):
+    house = access_owned_house(request.user, slug).house
+    try:
+        remove_member(get_object_or_404(house.memberships, pk=pk))
+    except LastOwnerError as exc:
+        messages.error(request, str(exc))
+    return redirect("members", slug=slug)
+
+
+@login_required
+@require_POST
+def add_bot_form(request, slug):
+    house = access_owned_house(request.user, slug).house
+    form = AddBotForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            add_bot(house, **data)
+        except ValidationError as exc:
+            messages.error(request, " ".join(exc.messages))
+    else:
+        messages.error(request, "A bot's handle is 1–32 lower-case letters, digits, - or _.")
+    return redirect("members", slug=slug)
+
+
+@login_required
+@require_POST
+def retire_bot_form(request, slug, handle):
+    house = access_owned_house(request.user, slug).house
+    retire_bot(get_object_or_404(house.bots, handle=handle, active=True))
+    return redirect("members", slug=slug)

@@ -1,0 +1,124 @@
+"""The houses API: who is in a house. Owners add and remove people and bots."""
+
+from typing import Annotated
+
+import msgspec
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse
+from django.views.decorators.http import require_http_methods
+
+from arbe_site.api import BadInput, api_view, error, json_response, parse_json
+from houses.access import access_house, access_owned_house
+from houses.membership import LastOwnerError, add_bot, add_member, remove_member, retire_bot
+from houses.models import Agent, Membership
+
+Role = Annotated[str, msgspec.Meta(pattern="^(owner|member)$")]
+
+
+class AddMemberBody(msgspec.Struct, forbid_unknown_fields=True):
+    username: str
+    role: Role = "member"
+
+
+class AddBotBody(msgspec.Struct, forbid_unknown_fields=True):
+    handle: str
+    displayName: str = ""
+    provider: str = ""
+    model: str = ""
+    instructions: str = ""
+    apiKeyEnv: str = ""
+
+
+def member_row(membership: Membership) -> dict:
+    agent = membership.user.agent
+    return {
+        "username": membership.user.get_username(),
+        "agentId": agent.id,
+        "handle": agent.handle,
+        "role": membership.role,
+    }
+
+
+def bot_row(bot: Agent) -> dict:
+    return {
+        "agentId": bot.id,
+        "handle": bot.handle,
+        "displayName": bot.display_name,
+        "provider": bot.provider,
+        "model": bot.model,
+        "active": bot.active,
+    }
+
+
+@api_view
+@require_http_methods(["GET", "POST"])
+def members(request, slug):
+    if request.method == "GET":
+        house = access_house(request.principal, slug).house
+        rows = house.memberships.select_related("user__agent").order_by("user__username")
+        bots = house.bots.filter(active=True).order_by("handle")
+        return json_response(
+            {"members": [member_row(m) for m in rows], "bots": [bot_row(b) for b in bots]}
+        )
+    house = access_owned_house(request.principal, slug).house
+    body = parse_json(request, AddMemberBody)
+    user = get_user_model().objects.filter(username=body.username, is_active=True).first()
+    if user is None:
+        raise BadInput(f"username: no active account named {body.username!r}")
+    try:
+        membership = add_member(house, user, body.role)
+    except LastOwnerError as exc:
+        return error(409, str(exc))
+    return json_response({"member": member_row(membership)}, status=201)
+
+
+@api_view
+@require_http_methods(["DELETE"])
+def member(request, slug, username):
+    """Owners remove anyone; a member may remove themselves (leave)."""
+    access = access_house(request.principal, slug)
+    leaving = username == request.principal.user.get_username()
+    if not leaving:
+        access = access_owned_house(request.principal, slug)
+    membership = access.house.memberships.filter(user__username=username).first()
+    if membership is None:
+        raise Http404
+    try:
+        remove_member(membership)
+    except LastOwnerError as exc:
+        return error(409, str(exc))
+    return HttpResponse(status=204)
+
+
+@api_view
+@require_http_methods(["POST"])
+def bots(request, slug):
+    house = access_owned_house(request.principal, slug).house
+    body = parse_json(request, AddBotBody)
+    try:
+        bot = add_bot(
+            house,
+            handle=body.handle,
+            display_name=body.displayName,
+            provider=body.provider,
+            model=body.model,
+            instructions=body.instructions,
+            api_key_env=body.apiKeyEnv,
+        )
+    except ValidationError as exc:
+        field, messages = next(iter(exc.message_dict.items()))
+        field = "handle" if field == "__all__" else field  # the per-house handle constraint
+        raise BadInput(f"{field}: {' '.join(messages)}") from None
+    return json_response({"bot": bot_row(bot)}, status=201)
+
+
+@api_view
+@require_http_methods(["DELETE"])
+def bot(request, slug, handle):
+    house = access_owned_house(request.principal, slug).house
+    found = house.bots.filter(handle=handle, active=True).first()
+    if found is None:
+        raise Http404
+    retire_bot(found)
+    return HttpResponse(status=204)

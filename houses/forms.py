@@ -1,0 +1,20 @@
+from django import forms
+
+from houses.models import HANDLE_PATTERN, Membership
+
+
+class NewThreadForm(forms.Form):
+    title = forms.CharField(max_length=200)
+
+
+class AddMemberForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+
+
+class AddBotForm(forms.Form):
+    handle = forms.RegexField(regex=HANDLE_PATTERN, max_length=32)
+    display_name = forms.CharField(max_length=100, required=False)
+    provider = forms.CharField(max_length=64, required=False)
+    model = forms.CharField(max_length=128, required=False)
+    instructions = forms.CharField(widget=forms.Textarea, required=False)
