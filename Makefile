@@ -17,7 +17,9 @@ $(PY_STAMP): pyproject.toml
 	@touch $@
 
 $(NODE_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+	@# `npm ci` rejects this lock file: npm 11 leaves a Windows-only optional dependency
+	@# (napi-windows-process-start-time) out of it. `npm install` honours the locked versions.
+	npm install --no-audit --no-fund --loglevel=error
 	@touch $@
 
 deps: $(PY_STAMP) $(NODE_STAMP)
