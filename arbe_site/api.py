@@ -103,6 +103,15 @@ def _needs_csrf(request) -> bool:
     return unsafe and principal is not None and not principal.bearer
 
 
+def people_only(principal):
+    """List routes answer people; anonymous callers get 401, sandbox tokens 403."""
+    if principal is None:
+        raise NotAuthenticated("Sign in or send an API token.")
+    if not principal.is_person:
+        raise PermissionDenied("Lists are for people.")
+    return principal
+
+
 def parse_json(request, struct):
     """The request body decoded into ``struct``; 400 naming the field otherwise."""
     try:

@@ -8,10 +8,11 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.views.decorators.http import require_http_methods
 
-from arbe_site.api import BadInput, api_view, error, json_response, parse_json
-from houses.access import access_house, access_owned_house
+from arbe_site.api import BadInput, api_view, error, json_response, parse_json, people_only
+from houses.access import access_house, access_owned_house, houses_of
 from houses.membership import LastOwnerError, add_bot, add_member, remove_member, retire_bot
-from houses.models import Agent, Membership
+from houses.models import Agent, House, Membership
+from houses.rollup import rollups, with_rollup
 
 Role = Annotated[str, msgspec.Meta(pattern="^(owner|member)$")]
 
@@ -122,3 +123,18 @@ def bot(request, slug, handle):
         raise Http404
     retire_bot(found)
     return HttpResponse(status=204)
+
+
+@api_view
+@require_http_methods(["GET"])
+def houses(request):
+    user = people_only(request.principal).user
+    return json_response({"houses": rollups(with_rollup(houses_of(user)))})
+
+
+@api_view
+@require_http_methods(["GET"])
+def house(request, slug):
+    access = access_house(request.principal, slug)
+    (row,) = rollups(with_rollup(House.objects.filter(pk=access.house.pk)))
+    return json_response({"house": row})

@@ -9,11 +9,14 @@ import msgspec
 from django.core.exceptions import PermissionDenied
 from django.views.decorators.http import require_http_methods
 
-from arbe_site.api import BadInput, NotAuthenticated, api_view, json_response, parse_json
-from houses.access import access_house, access_person_thread, threads_of
+from arbe_site.api import BadInput, api_view, json_response, parse_json, people_only
+from houses.access import access_house, access_person_thread, access_thread, threads_of
+from threads.current import load_view
 from threads.entries import Chat, EntryError, convert_payload, to_builtins
 from threads.lifecycle import create_thread
 from threads.posting import BadEntryId, Posted, delete_chat, post_chat
+from threads.status import derive_thread_status
+from threads.status_sync import now_ms, repair_drift
 
 
 class PostEntryBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -24,15 +27,6 @@ class PostEntryBody(msgspec.Struct, forbid_unknown_fields=True):
 
 class CreateThreadBody(msgspec.Struct, forbid_unknown_fields=True):
     title: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
-
-
-def people_only(principal):
-    """List routes answer people; anonymous callers get 401, sandbox tokens 403."""
-    if principal is None:
-        raise NotAuthenticated("Sign in or send an API token.")
-    if not principal.is_person:
-        raise PermissionDenied("Lists are for people.")
-    return principal
 
 
 def posted(result: Posted, status: int = 201):
@@ -105,3 +99,14 @@ def house_threads(request, slug):
     body = parse_json(request, CreateThreadBody)
     thread = create_thread(house=access.house, title=body.title, by=request.principal.agent)
     return json_response({"thread": thread_row(thread)}, status=201)
+
+
+@api_view
+@require_http_methods(["GET"])
+def thread_now(request, thread_id):
+    """The current view, the offset it reached (tail /stream from there), and the status."""
+    access = access_thread(request.principal, thread_id)
+    loaded = load_view(access.thread, now_ms=now_ms())
+    status = derive_thread_status(loaded.now, thread_id=thread_id)
+    repair_drift(access.thread, status)
+    return json_response({"now": loaded.now, "offset": loaded.offset, "status": status})

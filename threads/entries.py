@@ -121,12 +121,14 @@ class ThreadArchived(Payload, tag="signal.thread.archived"):
 
 
 class ThreadRunState(Payload, tag="signal.thread.run_state"):
-    """A delegated coding run's state on its own child thread."""
+    """A delegated coding run's state: on its child thread, and on the parent (with
+    ``childThreadId``) when the run is claimed and when it ends."""
 
     runId: Id
     state: Literal["claimed", "running", "finished", "failed", "dead"]
     agentId: str | None = None
     task: str | None = None
+    childThreadId: str | None = None
 
 
 class ThreadPiFailed(Payload, tag="signal.thread.pi_failed"):
@@ -161,11 +163,15 @@ class DirectorDecided(Payload, tag="signal.thread_director.decided"):
 
 
 class DirectorOutcome(Payload, tag="signal.thread_director.outcome"):
-    """How a pass ended; ``picked`` empty means nobody speaks, and ``reason`` says why."""
+    """How a pass ended; ``picked`` empty means nobody speaks, and ``reason`` says why.
+
+    ``blocked`` marks a reason only a person can clear (a mentioned bot isn't configured).
+    """
 
     upTo: Id
     picked: list[str] = msgspec.field(default_factory=list)
     reason: str | None = None
+    blocked: bool = False
 
 
 class DispatchStarted(Payload, tag="signal.dispatch.started"):

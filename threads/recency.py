@@ -25,7 +25,6 @@ from streams.client import (
     service_client,
 )
 from streams.wire import AppendResult
-from threads import status
 from threads.entries import Entry, encode_entry
 from threads.models import EntryLocation, Thread
 
@@ -124,9 +123,12 @@ def after_append(
     thread_id = thread_id_of(stream_name)
     if thread_id is None or not entries:
         return
+    # Status tracking folds the stream through this module's writer: import it late.
+    from threads.status_sync import track_after_append
+
     locate_chat(thread_id, entries, next_offset)
     throttle.bump(thread_id, max(e.ts for e in entries))
-    status.track_after_append(thread_id, entries)
+    track_after_append(thread_id, entries)
 
 
 def locate_chat(thread_id: str, entries: Sequence[Entry], next_offset: str | None) -> None:

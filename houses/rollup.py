@@ -1,0 +1,56 @@
+"""A house's status, computed on read from its live threads' stored records — in SQL.
+
+The top state follows the thread order blocked > working > error > done > idle;
+the thread whose record speaks for the house is the highest-ranked one, newest
+first; and each state has a count. One query for any number of houses and
+threads, plus one for the speaking threads' rows.
+"""
+
+from django.db.models import Case, Count, IntegerField, OuterRef, Q, Subquery, Value, When
+
+from houses.models import House
+from threads.models import STATUS_RANK, Status, Thread
+
+RANK = Case(
+    *(When(status=state, then=Value(rank)) for state, rank in STATUS_RANK.items()),
+    default=Value(0),
+    output_field=IntegerField(),
+)
+LIVE = Q(threads__archived_at__isnull=True)
+
+
+def with_rollup(houses):
+    """Annotate a House queryset with ``top_thread_id`` and ``n_<state>`` counts."""
+    speaking = (
+        Thread.objects.filter(house=OuterRef("pk"), archived_at__isnull=True)
+        .annotate(rank=RANK)
+        .order_by("-rank", "-last_entry_ts", "-created_at")
+        .values("id")[:1]
+    )
+    counts = {
+        f"n_{state}": Count("threads", filter=LIVE & Q(threads__status=state))
+        for state in Status.values
+    }
+    return houses.annotate(top_thread_id=Subquery(speaking), **counts)
+
+
+def rollups(houses) -> list[dict]:
+    """``houses`` (annotated by ``with_rollup``) as API rows with their status."""
+    houses = list(houses)
+    speakers = Thread.objects.in_bulk([h.top_thread_id for h in houses if h.top_thread_id])
+    return [rollup_row(h, speakers.get(h.top_thread_id)) for h in houses]
+
+
+def rollup_row(house: House, speaker: Thread | None) -> dict:
+    counts = {state: getattr(house, f"n_{state}") for state in Status.values}
+    return {
+        "slug": house.slug,
+        "name": house.name,
+        "status": speaker.status if speaker else Status.IDLE,
+        "speaker": (
+            {"id": speaker.id, "title": speaker.title, "message": speaker.status_message}
+            if speaker
+            else None
+        ),
+        "counts": counts,
+    }

@@ -1,0 +1,285 @@
+"""The current view of a thread, folded from its entries in order.
+
+``reduce_thread_now(entries, now_ms=…)`` and ``NowFold.apply(entry)`` give the
+same ``ThreadNow``: who is working (a reply or a coding run) with its phase and
+round, tool calls without a result, messages waiting or taken in mid-reply,
+spend of the current reply or run, and why nobody speaks when there is a
+reason. Time is passed in, never read: the fold is pure.
+
+Waiting follows the director: a message stays waiting until a director pass
+over it ends with nobody picked (``signal.thread_director.outcome`` with an
+empty ``picked``); a pick alone doesn't settle it. ``derive_thread_status``
+turns the view into the thread's status record (``threads.status_rules``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from threads import entries as E
+
+LIVE_RUN_STATES = ("claimed", "running")
+
+
+class ToolCall(msgspec.Struct, frozen=True):
+    id: str
+    name: str
+    dispatchId: str | None = None
+
+
+class Reply(msgspec.Struct):
+    """A bot's reply in progress."""
+
+    dispatchId: str
+    agentId: str
+    entryIds: list[str]
+    round: int = 0
+    phase: str = "thinking"
+    startedTs: int = 0
+
+
+class Run(msgspec.Struct):
+    """A delegated coding run: on its own thread, or seen from its parent."""
+
+    runId: str
+    state: str
+    agentId: str | None = None
+    childThreadId: str | None = None
+    lastTs: int = 0
+
+
+class BotRecord(msgspec.Struct):
+    """What a bot that acted since the last person's message is doing: working, done, error."""
+
+    agentId: str
+    state: str
+    message: str = ""
+
+
+class ThreadNow(msgspec.Struct):
+    reply: Reply | None = None
+    runs: list[Run] = msgspec.field(default_factory=list)
+    toolCalls: list[ToolCall] = msgspec.field(default_factory=list)
+    waiting: list[str] = msgspec.field(default_factory=list)
+    taken: list[str] = msgspec.field(default_factory=list)
+    owed: list[str] = msgspec.field(default_factory=list)
+    spend: E.Spend = msgspec.field(default_factory=E.Spend)
+    silence: str | None = None
+    blocked: bool = False
+    failedAttempts: int = 0
+    bots: list[BotRecord] = msgspec.field(default_factory=list)
+    lastTs: int = 0
+    nowMs: int = 0
+
+
+class NowFold:
+    """The fold's state; ``apply`` one entry at a time, ``view()`` at any point."""
+
+    def __init__(self, *, bots: Iterable[str] = ()):
+        self.bot_ids = frozenset(bots)
+        self.seen: list[str] = []  # chat ids in order, for settling "up to" an id
+        self.pending: list[str] = []  # chat not yet settled by a nobody-picked pass
+        self.taken: list[str] = []
+        self.owed: list[str] = []
+        self.reply: Reply | None = None
+        self.tool_calls: dict[str, ToolCall] = {}
+        self.runs: dict[str, Run] = {}
+        self.spend = E.Spend()
+        self.silence: str | None = None
+        self.blocked = False
+        self.failed_attempts = 0
+        self.bot_records: dict[str, BotRecord] = {}
+        self.last_ts = 0
+        self.ids: set[str] = set()
+
+    def apply(self, entry: E.Entry) -> None:
+        if entry.id in self.ids:  # the first entry of an id wins
+            return
+        self.ids.add(entry.id)
+        self.last_ts = max(self.last_ts, entry.ts)
+        handler = _HANDLERS.get(type(entry.payload))
+        if handler is not None:
+            handler(self, entry, entry.payload)
+        for run in self.runs.values():
+            # On a run's own thread every entry is the run's; a parent only hears its end.
+            if run.childThreadId is None and run.state in LIVE_RUN_STATES:
+                run.lastTs = max(run.lastTs, entry.ts)
+
+    def view(self, now_ms: int = 0) -> ThreadNow:
+        in_reply = set(self.reply.entryIds) if self.reply else set()
+        taken = set(self.taken)
+        return ThreadNow(
+            reply=msgspec.structs.replace(self.reply) if self.reply else None,
+            runs=[msgspec.structs.replace(r) for r in self.runs.values()],
+            toolCalls=list(self.tool_calls.values()),
+            waiting=[i for i in self.pending if i not in in_reply and i not in taken],
+            taken=list(self.taken),
+            owed=list(self.owed),
+            spend=self.spend,
+            silence=self.silence,
+            blocked=self.blocked,
+            failedAttempts=self.failed_attempts,
+            bots=[msgspec.structs.replace(b) for b in self.bot_records.values()],
+            lastTs=self.last_ts,
+            nowMs=now_ms,
+        )
+
+    # -- entries ---------------------------------------------------------------------
+
+    def _chat(self, entry: E.Entry, payload: E.Chat) -> None:
+        self.seen.append(entry.id)
+        self.pending.append(entry.id)
+        self.silence, self.blocked = None, False
+        if entry.authorId not in self.bot_ids:
+            # A person's message starts a new exchange: bots' results no longer stand.
+            self.bot_records.clear()
+            self.failed_attempts = 0
+
+    def _deleted(self, entry: E.Entry, payload: E.EntryDeleted) -> None:
+        target = payload.entryId
+        self.pending = [i for i in self.pending if i != target]
+        self.taken = [i for i in self.taken if i != target]
+
+    def _assistant(self, entry: E.Entry, payload: E.PiAssistant) -> None:
+        for part in payload.message.get("content") or ():
+            if isinstance(part, dict) and part.get("type") == "toolCall" and part.get("id"):
+                call = ToolCall(str(part["id"]), str(part.get("name", "")), payload.dispatchId)
+                self.tool_calls[call.id] = call
+
+    def _tool_result(self, entry: E.Entry, payload: E.PiToolResult) -> None:
+        self.tool_calls.pop(str(payload.message.get("toolCallId", "")), None)
+
+    def _decided(self, entry: E.Entry, payload: E.DirectorDecided) -> None:
+        for agent in payload.picked:
+            if agent not in self.owed:
+                self.owed.append(agent)
+        self.silence, self.blocked = None, False
+
+    def _outcome(self, entry: E.Entry, payload: E.DirectorOutcome) -> None:
+        if payload.picked:
+            return
+        self._settle(payload.upTo)
+        self.owed.clear()
+        self.silence, self.blocked = payload.reason, payload.blocked
+
+    def _settle(self, up_to: str) -> None:
+        if up_to in self.seen:
+            settled = set(self.seen[: self.seen.index(up_to) + 1])
+        else:  # a pass "up to" an entry that isn't chat settles everything it had seen
+            settled = set(self.seen)
+        self.pending = [i for i in self.pending if i not in settled]
+        self.taken = [i for i in self.taken if i not in settled]
+
+    def _started(self, entry: E.Entry, payload: E.DispatchStarted) -> None:
+        self.reply = Reply(
+            payload.dispatchId,
+            payload.agentId,
+            list(payload.entryIds),
+            payload.round,
+            "thinking",
+            entry.ts,
+        )
+        if payload.agentId in self.owed:
+            self.owed.remove(payload.agentId)
+        self.bot_records[payload.agentId] = BotRecord(payload.agentId, "working")
+        self.tool_calls.clear()
+        self.spend = E.Spend()
+        self.silence, self.blocked = None, False
+
+    def _phase(self, entry: E.Entry, payload: E.DispatchPhase) -> None:
+        if self.reply and self.reply.dispatchId == payload.dispatchId:
+            self.reply.phase, self.reply.round = payload.phase, payload.round
+
+    def _steered(self, entry: E.Entry, payload: E.DispatchSteered) -> None:
+        if self.reply and self.reply.dispatchId == payload.dispatchId:
+            self.taken.extend(i for i in payload.entryIds if i not in self.taken)
+
+    def _finished(self, entry: E.Entry, payload: E.DispatchFinished) -> None:
+        self.spend = payload.spend
+        reply = self._end_reply(payload.dispatchId)
+        if reply:
+            self.bot_records[reply.agentId] = BotRecord(reply.agentId, "done")
+        self.failed_attempts = 0
+
+    def _failed(self, entry: E.Entry, payload: E.DispatchFailed) -> None:
+        if not payload.final:
+            if self.reply and self.reply.dispatchId == payload.dispatchId:
+                self.reply.phase = "retrying"
+            return
+        self.failed_attempts = max(self.failed_attempts, payload.attempt)
+        self.silence = f"Last attempt failed ({payload.stage}): {payload.error}"
+        reply = self._end_reply(payload.dispatchId)
+        if reply:
+            self.bot_records[reply.agentId] = BotRecord(reply.agentId, "error", self.silence)
+
+    def _pi_failed(self, entry: E.Entry, payload: E.ThreadPiFailed) -> None:
+        self.failed_attempts = max(self.failed_attempts, payload.attempt)
+        self.silence = f"Pi failed: {payload.error}"
+        if payload.runId and payload.runId in self.runs:
+            self.runs[payload.runId].state = "failed"
+        reply = self._end_reply(payload.dispatchId) if payload.dispatchId else None
+        if reply:
+            self.bot_records[reply.agentId] = BotRecord(reply.agentId, "error", self.silence)
+
+    def _orphaned(self, entry: E.Entry, payload: E.ThreadOrphaned) -> None:
+        self.silence = f"Stopped: {payload.reason}"
+        if payload.runId and payload.runId in self.runs:
+            self.runs[payload.runId].state = "dead"
+        reply = self._end_reply(payload.dispatchId) if payload.dispatchId else None
+        if reply:
+            self.bot_records[reply.agentId] = BotRecord(reply.agentId, "error", self.silence)
+
+    def _run_state(self, entry: E.Entry, payload: E.ThreadRunState) -> None:
+        run = self.runs.get(payload.runId)
+        if run is None:
+            run = self.runs[payload.runId] = Run(payload.runId, payload.state)
+            self.spend = E.Spend()
+        run.state = payload.state
+        run.agentId = payload.agentId or run.agentId
+        run.childThreadId = payload.childThreadId or run.childThreadId
+        run.lastTs = entry.ts
+
+    def _child_finished(self, entry: E.Entry, payload: E.ThreadChildFinished) -> None:
+        for run in self.runs.values():
+            if run.childThreadId == payload.childThreadId or run.runId == payload.runId:
+                run.state = "finished" if payload.ok else "failed"
+
+    def _end_reply(self, dispatch_id: str | None) -> Reply | None:
+        reply = self.reply
+        if reply is None or (dispatch_id and reply.dispatchId != dispatch_id):
+            return None
+        self.reply = None
+        self.tool_calls.clear()
+        self.taken.clear()
+        return reply
+
+
+_HANDLERS = {
+    E.Chat: NowFold._chat,
+    E.EntryDeleted: NowFold._deleted,
+    E.PiAssistant: NowFold._assistant,
+    E.PiToolResult: NowFold._tool_result,
+    E.DirectorDecided: NowFold._decided,
+    E.DirectorOutcome: NowFold._outcome,
+    E.DispatchStarted: NowFold._started,
+    E.DispatchPhase: NowFold._phase,
+    E.DispatchSteered: NowFold._steered,
+    E.DispatchFinished: NowFold._finished,
+    E.DispatchFailed: NowFold._failed,
+    E.ThreadPiFailed: NowFold._pi_failed,
+    E.ThreadOrphaned: NowFold._orphaned,
+    E.ThreadRunState: NowFold._run_state,
+    E.ThreadChildFinished: NowFold._child_finished,
+}
+
+
+def reduce_thread_now(
+    entries: Iterable[E.Entry], *, now_ms: int, bots: Iterable[str] = ()
+) -> ThreadNow:
+    """Fold ``entries`` in order into the current view at time ``now_ms``."""
+    fold = NowFold(bots=bots)
+    for entry in entries:
+        fold.apply(entry)
+    return fold.view(now_ms)

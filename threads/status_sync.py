@@ -1,0 +1,105 @@
+"""Keeping ``Thread.status`` a cache of the fold, guarded by ``status_rev``.
+
+Called after appends that can move the record (the recency wrapper and the
+sandbox proxy both call ``track_after_append``), by ``/now`` when it sees
+drift, by the 60 s sweep and by ``backfill_thread_status``. Each pass reads the
+row (and its ``status_rev``) before the stream, folds, and writes only if the
+record changed and the rev is still the one it read — else it reads again.
+After a write it checks that the stream hadn't moved past what it folded, so
+a slow writer can't leave a stale record behind a faster one that saw no change.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db.models import F
+
+from threads.current import load_view
+from threads.models import Thread
+from threads.recency import stream_writer
+from threads.status import ThreadStatus, derive_thread_status, moves_status
+
+logger = logging.getLogger(__name__)
+MAX_PASSES = 5
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def track_after_append(thread_id: str, entries) -> None:
+    if moves_status(entries):
+        sync_status(thread_id)
+
+
+def sync_status(thread_id: str, *, at_ms: int | None = None) -> ThreadStatus | None:
+    """Recompute and store the thread's record; returns the status, or None if no thread."""
+    status = None
+    for _ in range(MAX_PASSES):
+        thread = Thread.objects.filter(pk=thread_id).first()
+        if thread is None:
+            return None
+        loaded = load_view(thread, now_ms=at_ms if at_ms is not None else now_ms())
+        status = derive_thread_status(loaded.now, thread_id=thread_id)
+        if (thread.status, thread.status_message) == (status.state, status.message[:300]):
+            return status
+        if not write_status(thread, status):
+            continue  # someone wrote since we read the row: fold again
+        if _tail_offset(thread) == loaded.offset:
+            return status
+    logger.warning("status of thread %s still moving after %d passes", thread_id, MAX_PASSES)
+    return status
+
+
+def repair_drift(thread: Thread, status: ThreadStatus) -> None:
+    """``/now`` found the stored record disagreeing with the fold: write it back, guarded."""
+    if (thread.status, thread.status_message) != (status.state, status.message[:300]):
+        write_status(thread, status)
+
+
+def write_status(thread: Thread, status: ThreadStatus) -> bool:
+    """The guarded write: lands only if ``status_rev`` is still what ``thread`` was read with."""
+    updated = Thread.objects.filter(pk=thread.pk, status_rev=thread.status_rev).update(
+        status=status.state, status_message=status.message[:300], status_rev=F("status_rev") + 1
+    )
+    if updated:
+        announce(thread, status)
+    return bool(updated)
+
+
+def _tail_offset(thread: Thread) -> str:
+    return stream_writer().head(thread.stream_name).next_offset
+
+
+def announce(thread: Thread, status: ThreadStatus) -> None:
+    """Tell the house's live pages; the stored row stays the truth if this is lost."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(
+            f"house-{thread.house_id}",
+            {"type": "thread.status", "thread": thread.pk, "status": status.state},
+        )
+    except Exception:  # a lost event is repaired by the next page load
+        logger.exception("could not announce status of thread %s", thread.pk)
+
+
+def sweep(*, at_ms: int | None = None) -> int:
+    """Recompute every live thread stored as working or blocked (the 60 s sweep).
+
+    Those are the records that can go stale on their own: working needs live evidence,
+    and the evidence ages without any new entry to trigger tracking.
+    """
+    ids = Thread.objects.filter(
+        archived_at__isnull=True, status__in=["working", "blocked"]
+    ).values_list("pk", flat=True)
+    count = 0
+    for thread_id in ids.iterator():
+        sync_status(thread_id, at_ms=at_ms)
+        count += 1
+    return count
