@@ -140,5 +140,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    # httpx logs every request at INFO: stream reads and appends are far too frequent for that.
+    "loggers": {"django.db.backends": {"level": "INFO"}, "httpx": {"level": "WARNING"}},
 }

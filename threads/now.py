@@ -79,8 +79,8 @@ class NowFold:
 
     def __init__(self, *, bots: Iterable[str] = ()):
         self.bot_ids = frozenset(bots)
-        self.seen: list[str] = []  # chat ids in order, for settling "up to" an id
-        self.pending: list[str] = []  # chat not yet settled by a nobody-picked pass
+        self.seen: dict[str, int] = {}  # chat id -> its place, for settling "up to" an id
+        self.pending: list[str] = []  # chat not yet settled by a nobody-picked pass (small)
         self.taken: list[str] = []
         self.owed: list[str] = []
         self.reply: Reply | None = None
@@ -129,7 +129,7 @@ class NowFold:
     # -- entries ---------------------------------------------------------------------
 
     def _chat(self, entry: E.Entry, payload: E.Chat) -> None:
-        self.seen.append(entry.id)
+        self.seen[entry.id] = len(self.seen)
         self.pending.append(entry.id)
         self.silence, self.blocked = None, False
         if entry.authorId not in self.bot_ids:
@@ -165,12 +165,10 @@ class NowFold:
         self.silence, self.blocked = payload.reason, payload.blocked
 
     def _settle(self, up_to: str) -> None:
-        if up_to in self.seen:
-            settled = set(self.seen[: self.seen.index(up_to) + 1])
-        else:  # a pass "up to" an entry that isn't chat settles everything it had seen
-            settled = set(self.seen)
-        self.pending = [i for i in self.pending if i not in settled]
-        self.taken = [i for i in self.taken if i not in settled]
+        # A pass "up to" an entry that isn't chat settles everything it had seen.
+        last = self.seen.get(up_to, len(self.seen) - 1)
+        self.pending = [i for i in self.pending if self.seen[i] > last]
+        self.taken = [i for i in self.taken if i in self.seen and self.seen[i] > last]
 
     def _started(self, entry: E.Entry, payload: E.DispatchStarted) -> None:
         self.reply = Reply(
