@@ -93,6 +93,20 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# Backstage (director passes, replies, runs): in this process, or in `manage.py backstage`
+# workers reached through the channel layer (needs REDIS_URL to cross processes).
+BACKSTAGE = env_str("BACKSTAGE", "worker" if REDIS_URL else "inprocess")
+if BACKSTAGE not in ("inprocess", "worker"):
+    raise ValueError(f"BACKSTAGE must be 'inprocess' or 'worker', got {BACKSTAGE!r}")
+BACKSTAGE_SWEEP_S = env_int("BACKSTAGE_SWEEP_S", 60)  # 0: no in-process sweep
+
+# Bots: where Pi keeps its agent dir, session files and workspaces; reply limits.
+PI_HOME = Path(env_str("PI_HOME", str(VAR_DIR / "pi")))
+PI_AGENT_DIR = env_str("PI_AGENT_DIR")  # unset: a managed dir under PI_HOME with the demo model
+DISPATCH_MAX_ATTEMPTS = env_int("DISPATCH_MAX_ATTEMPTS", 2)
+DISPATCH_REPLY_CAP_S = env_int("DISPATCH_REPLY_CAP_S", 600)  # a reply may run 10 minutes
+DISPATCH_EVENT_IDLE_S = env_int("DISPATCH_EVENT_IDLE_S", 120)  # silence that ends a reply
+
 # Durable Streams: the embedded server at /v1/stream/ unless DURABLE_STREAMS_URL is set.
 DURABLE_STREAMS_URL = env_str("DURABLE_STREAMS_URL").rstrip("/")
 DURABLE_STREAMS_SECRET = env_str("DURABLE_STREAMS_SECRET") or stored_secret(

@@ -8,4 +8,5 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("threads.urls")),
     path("", include("houses.urls")),
+    path("", include("dispatch.urls")),
 ]

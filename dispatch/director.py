@@ -1,12 +1,188 @@
 """The thread director: decides from the log which bots owe a reply.
 
-This is the wake interface posting relies on. The decision pass (mentions,
-one-bot conversations, the owed tail, ``signal.thread_director.*``) arrives
-with the dispatch capability; until then a wake is accepted and nothing is
-decided, which the current view reports as "nobody was asked".
+A pass reads the thread from the director's decided offset (plus the small
+cached tail it kept), folds it, and then does exactly one of:
+
+- nothing, while a reply is running (the reply wakes the director when it ends);
+- records ``signal.thread_director.decided`` for new messages that name bots,
+  and asks for the first owed bot's reply (one reply at a time per thread);
+- records ``signal.thread_director.outcome`` with nobody picked, settling every
+  message up to the newest, with the reason nobody speaks.
+
+After an outcome the thread is quiet: the decided offset moves to just after
+the outcome and the cached tail keeps the few entries the current view still
+needs (the last exchange's signals), so ``/now`` costs what the tail costs.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dispatch.decide import BotInfo, decide
+from houses.models import Agent
+from threads.current import entries_for_view
+from threads.entries import (
+    Chat,
+    DirectorDecided,
+    DirectorOutcome,
+    DispatchStarted,
+    Entry,
+    PiAssistant,
+    PiCompaction,
+    PiToolResult,
+    PiTyping,
+    ThreadChildFinished,
+    ThreadRunState,
+    to_builtins,
+)
+from threads.lifecycle import new_entry
+from threads.models import Thread
+from threads.now import NowFold
+from threads.reading import read_entries
+from threads.recency import stream_writer
+
+TAIL_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class StartReply:
+    """The pass asks for this bot's reply to these messages."""
+
+    thread_id: str
+    agent_id: str
+    entry_ids: list[str]
+    round: int
 
 
 def wake(thread_id: str) -> None:
-    """Ask for a director pass over ``thread_id``. Must not block the poster."""
+    """Ask for a director pass over ``thread_id``; returns at once."""
+    from dispatch.backstage import wake as send_wake
+
+    send_wake(thread_id)
+
+
+def house_bots(house_id: int) -> list[BotInfo]:
+    return [
+        BotInfo(b.id, b.handle, bool(b.provider and b.model))
+        for b in Agent.objects.filter(house_id=house_id, kind=Agent.Kind.BOT, active=True)
+    ]
+
+
+def director_pass(thread_id: str) -> StartReply | None:
+    thread = Thread.objects.filter(pk=thread_id).first()
+    if thread is None or thread.parent_id is not None and thread.run_offset:
+        return None  # coding runs have no director
+    entries, offset = entries_for_view(thread)
+    bots = house_bots(thread.house_id)
+    bot_ids = {b.id for b in bots} | set(
+        Agent.objects.filter(house_id=thread.house_id, kind=Agent.Kind.BOT).values_list(
+            "id", flat=True
+        )
+    )
+    fold = NowFold(bots=bot_ids)
+    for entry in entries:
+        fold.apply(entry)
+    now = fold.view()
+    if now.reply is not None:
+        return None
+    by_id = {e.id: e for e in entries}
+    decided = {
+        i for e in entries if isinstance(e.payload, DirectorDecided) for i in e.payload.entryIds
+    }
+    undecided = [by_id[i] for i in now.waiting if i not in decided and i in by_id]
+    owed = list(now.owed)
+    writer = stream_writer()
+    decision = None
+    if undecided:
+        decision = decide(
+            undecided,
+            bots,
+            thread_bots=_thread_bots(entries, bot_ids),
+            bot_chain=_bot_chain(entries, bot_ids),
+        )
+        if decision.picked:
+            writer.append(
+                thread.stream_name,
+                new_entry(
+                    DirectorDecided(
+                        picked=decision.picked,
+                        upTo=undecided[-1].id,
+                        entryIds=[e.id for e in undecided],
+                    )
+                ),
+            )
+            owed += [b for b in decision.picked if b not in owed]
+    if owed:
+        return StartReply(thread.id, owed[0], list(now.waiting), _next_round(entries))
+    if not now.waiting:
+        return None
+    outcome = new_entry(
+        DirectorOutcome(
+            upTo=now.waiting[-1],
+            picked=[],
+            reason=decision.reason if decision else None,
+            blocked=bool(decision and decision.blocked),
+        )
+    )
+    result = writer.append(thread.stream_name, outcome)
+    _settle_offset(thread, entries, bot_ids, offset, outcome, result.next_offset)
     return None
+
+
+def _thread_bots(entries: list[Entry], bot_ids: set[str]) -> set[str]:
+    """Bots that took part: spoke, or were started for a reply."""
+    out = set()
+    for e in entries:
+        if isinstance(e.payload, Chat) and e.authorId in bot_ids:
+            out.add(e.authorId)
+        elif isinstance(e.payload, DispatchStarted):
+            out.add(e.payload.agentId)
+    return out
+
+
+def _bot_chain(entries: list[Entry], bot_ids: set[str]) -> int:
+    chain = 0
+    for e in entries:
+        if isinstance(e.payload, Chat):
+            chain = chain + 1 if e.authorId in bot_ids else 0
+    return chain
+
+
+def _next_round(entries: list[Entry]) -> int:
+    return sum(1 for e in entries if isinstance(e.payload, DispatchStarted))
+
+
+SKIPPED_IN_TAIL = (PiAssistant, PiToolResult, PiCompaction, PiTyping)
+RUN_ENTRIES = (ThreadRunState, ThreadChildFinished)
+
+
+def _settle_offset(thread, entries, bot_ids, read_offset, outcome, outcome_offset) -> None:
+    """Move the decided offset past a quiet point, keeping what the view still needs.
+
+    Only when nothing else landed between our read and the outcome: an entry that did
+    must stay past the offset so the next pass (and /now) sees it.
+    """
+    between, _ = read_entries(thread.id, read_offset)
+    if [e.id for e in between] != [outcome.id] or not outcome_offset:
+        return
+    recent = {e.id for e in _since_last_person(entries, bot_ids)}
+    kept = [
+        e
+        for e in entries
+        # Runs outlive exchanges: their state entries stay however old they are.
+        if isinstance(e.payload, RUN_ENTRIES)
+        or (e.id in recent and not isinstance(e.payload, SKIPPED_IN_TAIL))
+    ]
+    tail = [to_builtins(e) for e in (kept + [outcome])[-TAIL_LIMIT:]]
+    Thread.objects.filter(pk=thread.pk, director_offset=thread.director_offset).update(
+        director_offset=outcome_offset, director_tail=tail
+    )
+
+
+def _since_last_person(entries: list[Entry], bot_ids: set[str]) -> list[Entry]:
+    """The last exchange: from the newest chat not authored by a bot (or all, if none)."""
+    for i in range(len(entries) - 1, -1, -1):
+        e = entries[i]
+        if isinstance(e.payload, Chat) and e.authorId not in bot_ids:
+            return entries[i:]
+    return entries

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-pytest_plugins = ["tests.peers.embedded", "tests.peers.reference"]
+pytest_plugins = ["tests.peers.embedded", "tests.peers.reference", "tests.peers.fake_llm"]
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +33,27 @@ def quiet_recency_throttle():
     from threads.recency import throttle
 
     throttle.reset()
+
+
+@pytest.fixture(autouse=True)
+def backstage_for_tests(request, monkeypatch):
+    """Director wakes run the real backstage only in tests marked ``backstage``.
+
+    Elsewhere a wake is recorded and nothing runs, so a test of posting or reading sees
+    exactly the entries it wrote. Live tests wait for the backstage to go idle before
+    their database goes away.
+    """
+    from django.conf import settings
+
+    from dispatch import backstage as module
+
+    # The engine outlives each test: a timed sweep would act on whichever test runs then.
+    settings.BACKSTAGE_SWEEP_S = 0
+    if request.node.get_closest_marker("backstage") is None:
+        woken: list[str] = []
+        monkeypatch.setattr(module, "wake", woken.append)
+        monkeypatch.setattr(module, "start_run", lambda claim: woken.append(claim.run_id))
+        yield woken
+        return
+    yield None
+    module.backstage().wait_idle(timeout=120)

@@ -110,3 +110,27 @@ def thread_now(request, thread_id):
     status = derive_thread_status(loaded.now, thread_id=thread_id)
     repair_drift(access.thread, status)
     return json_response({"now": loaded.now, "offset": loaded.offset, "status": status})
+
+
+class RunBody(msgspec.Struct, forbid_unknown_fields=True):
+    agent: str
+    task: Annotated[str, msgspec.Meta(min_length=1, max_length=20_000)]
+
+
+@api_view
+@require_http_methods(["POST"])
+def runs(request, thread_id):
+    """Delegate a coding run to a bot in a child thread ``T/<childId>``."""
+    from dispatch.backstage import start_run
+    from dispatch.runs import RunRefused, claim_run
+
+    access = access_person_thread(request.principal, thread_id)
+    body = parse_json(request, RunBody)
+    try:
+        claim = claim_run(
+            access.thread, handle=body.agent.lstrip("@"), task=body.task, by=request.principal.agent
+        )
+    except RunRefused as exc:
+        raise BadInput(str(exc)) from None
+    start_run(claim)
+    return json_response({"run": {"id": claim.run_id, "childThreadId": claim.child_id}}, 201)

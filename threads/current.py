@@ -43,7 +43,7 @@ def entries_for_view(thread: Thread) -> tuple[list[Entry], str]:
 
 def load_view(thread: Thread, *, now_ms: int) -> LoadedView:
     entries, offset = entries_for_view(thread)
-    fold = NowFold(bots=bot_ids(thread.house_id))
+    fold = NowFold(bots=bot_ids(thread.house_id), run=thread.parent_id is not None)
     for entry in entries:
         fold.apply(entry)
     return LoadedView(fold.view(now_ms), offset)

@@ -21,14 +21,19 @@ def new_entry(payload, *, author: str | None = None, entry_id: str | None = None
 
 
 def create_thread(
-    *, house: House, title: str, by: Agent | None, parent: Thread | None = None
+    *,
+    house: House,
+    title: str,
+    by: Agent | None,
+    parent: Thread | None = None,
+    thread_id: str | None = None,
 ) -> Thread:
     """Create the thread's stream, append ``signal.thread.created``, then store the row.
 
     The stream comes first so that a row never points at a stream that isn't there; a
     stream whose row failed to save is an unreferenced log, harmless and visible.
     """
-    thread_id = new_thread_id()
+    thread_id = thread_id or new_thread_id()
     writer = stream_writer()
     writer.create(stream_name_for(thread_id), content_type=JSON)
     created = new_entry(

@@ -77,8 +77,11 @@ class ThreadNow(msgspec.Struct):
 class NowFold:
     """The fold's state; ``apply`` one entry at a time, ``view()`` at any point."""
 
-    def __init__(self, *, bots: Iterable[str] = ()):
+    def __init__(self, *, bots: Iterable[str] = (), run: bool = False):
         self.bot_ids = frozenset(bots)
+        # A coding run's own thread has no director: its chat is the run's report, not
+        # a message waiting for anyone.
+        self.run = run
         self.seen: dict[str, int] = {}  # chat id -> its place, for settling "up to" an id
         self.pending: list[str] = []  # chat not yet settled by a nobody-picked pass (small)
         self.taken: list[str] = []
@@ -130,7 +133,8 @@ class NowFold:
 
     def _chat(self, entry: E.Entry, payload: E.Chat) -> None:
         self.seen[entry.id] = len(self.seen)
-        self.pending.append(entry.id)
+        if not self.run:
+            self.pending.append(entry.id)
         self.silence, self.blocked = None, False
         if entry.authorId not in self.bot_ids:
             # A person's message starts a new exchange: bots' results no longer stand.
@@ -213,13 +217,14 @@ class NowFold:
             self.bot_records[reply.agentId] = BotRecord(reply.agentId, "error", self.silence)
 
     def _pi_failed(self, entry: E.Entry, payload: E.ThreadPiFailed) -> None:
-        self.failed_attempts = max(self.failed_attempts, payload.attempt)
-        self.silence = f"Pi failed: {payload.error}"
         if payload.runId and payload.runId in self.runs:
             self.runs[payload.runId].state = "failed"
-        reply = self._end_reply(payload.dispatchId) if payload.dispatchId else None
-        if reply:
-            self.bot_records[reply.agentId] = BotRecord(reply.agentId, "error", self.silence)
+        if self.reply and self.reply.dispatchId == payload.dispatchId:
+            # The reply goes on (a retry) or ends with its own dispatch.failed.
+            self.reply.phase = "retrying"
+            return
+        self.failed_attempts = max(self.failed_attempts, payload.attempt)
+        self.silence = f"Pi failed: {payload.error}"
 
     def _orphaned(self, entry: E.Entry, payload: E.ThreadOrphaned) -> None:
         self.silence = f"Stopped: {payload.reason}"
@@ -274,10 +279,10 @@ _HANDLERS = {
 
 
 def reduce_thread_now(
-    entries: Iterable[E.Entry], *, now_ms: int, bots: Iterable[str] = ()
+    entries: Iterable[E.Entry], *, now_ms: int, bots: Iterable[str] = (), run: bool = False
 ) -> ThreadNow:
     """Fold ``entries`` in order into the current view at time ``now_ms``."""
-    fold = NowFold(bots=bots)
+    fold = NowFold(bots=bots, run=run)
     for entry in entries:
         fold.apply(entry)
     return fold.view(now_ms)

@@ -6,6 +6,7 @@ urlpatterns = [
     path("api/threads", api.thread_list, name="api-threads"),
     path("api/threads/<str:thread_id>/entries", api.entries, name="api-entries"),
     path("api/threads/<str:thread_id>/entries/<str:entry_id>", api.entry, name="api-entry"),
+    path("api/threads/<str:thread_id>/runs", api.runs, name="api-runs"),
     path("api/threads/<str:thread_id>/now", api.thread_now, name="api-now"),
     path("api/threads/<str:thread_id>/stream", stream_proxy.thread_stream, name="api-stream"),
     path("api/houses/<slug:slug>/threads", api.house_threads, name="api-house-threads"),

@@ -28,6 +28,8 @@ def main(argv: list[str]) -> int:
             "REDIS_URL": stack.enter_context(redis_server()),
             "DURABLE_STREAMS_URL": stack.enter_context(reference_server()),
             "ARBE_STACK": "postgres+redis+reference",
+            # Most tests drive the director in-process; the worker test opts into Redis wakes.
+            "BACKSTAGE": "inprocess",
         }
         print(
             f"stack: {env['DATABASE_URL']} · {env['REDIS_URL']} · {env['DURABLE_STREAMS_URL']}",

@@ -1,32 +1,65 @@
-"""The backstage worker: the 60 s status sweep (director wakes and supervision join it)."""
+"""The backstage worker: director wakes from the channel layer, replies, runs, the sweep.
 
+In the scaled configuration (``BACKSTAGE=worker``, Redis as channel layer) web
+processes send wakes and run starts to the ``director`` channel; this process
+receives them and runs passes, replies and runs. Every 60 s it orphans silent runs
+and recomputes threads stored as working or blocked, whose evidence ages without
+new entries.
+"""
+
+import asyncio
 import signal
-import threading
 
+from channels.layers import get_channel_layer
 from django.core.management.base import BaseCommand
-from django.db import close_old_connections
 
-from threads.status_sync import sweep
+from dispatch.backstage import DIRECTOR_CHANNEL, backstage
+from dispatch.runs import Claim
 
 SWEEP_INTERVAL_S = 60
 
 
 class Command(BaseCommand):
-    help = "Run backstage work: recompute threads stored as working or blocked every 60 s."
+    help = "Run backstage work: director wakes, replies, runs, and the 60 s status sweep."
 
     def add_arguments(self, parser):
         parser.add_argument("--once", action="store_true", help="one sweep, then exit")
         parser.add_argument("--interval", type=float, default=SWEEP_INTERVAL_S)
 
     def handle(self, *args, once=False, interval=SWEEP_INTERVAL_S, **options):
-        stop = threading.Event()
+        asyncio.run(self.serve(once=once, interval=interval))
+
+    async def serve(self, *, once: bool, interval: float) -> None:
+        engine = backstage()
+        engine.attach(asyncio.get_running_loop())
+        if once:
+            await self.sweep_once(engine)
+            return
+        stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
+            asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+        self.stdout.write("backstage: listening for director wakes", ending="\n")
+        self.stdout.flush()
+        tasks = [
+            asyncio.create_task(self.receive(engine)),
+            asyncio.create_task(engine.sweep_forever(interval)),
+        ]
+        await stop.wait()
+        for task in tasks:
+            task.cancel()
+        while engine.busy():  # running replies record how they ended before we go
+            await asyncio.sleep(0.1)
+
+    async def receive(self, engine) -> None:
+        layer = get_channel_layer()
         while True:
-            try:
-                count = sweep()
-                self.stdout.write(f"sweep: {count} working/blocked threads recomputed")
-            finally:
-                close_old_connections()
-            if once or stop.wait(interval):
-                return
+            message = await layer.receive(DIRECTOR_CHANNEL)
+            kind = message.pop("type", None)
+            if kind == "director.wake" and message.get("thread"):
+                engine.schedule(message["thread"])
+            elif kind == "run.start":
+                engine.spawn_run(Claim(**message))
+
+    async def sweep_once(self, engine) -> None:
+        orphaned, count = await engine.sweep_once()
+        self.stdout.write(f"sweep: {count} threads recomputed, {orphaned} runs orphaned")

@@ -1,0 +1,157 @@
+"""A bot's reply: Pi runs, its transcript and our narration land in the thread.
+
+``run_reply`` appends ``signal.dispatch.started``, runs Pi in RPC mode (one
+process per reply, a Pi session file per thread and bot), turns Pi's events
+into ``pi.*`` entries and ``signal.dispatch.phase`` narration, takes in
+messages that arrive between tool rounds (Pi's ``steer``, recorded as
+``signal.dispatch.steered``), posts the bot's answer as ``chat`` authored by
+the bot, and ends with ``signal.dispatch.finished`` and the spend. Model
+errors, crashes and timeouts become ``signal.dispatch.failed`` (and
+``signal.thread.pi_failed`` for the process), retried a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from arbe_site.ids import time_ordered_id
+from dispatch.conversation import Conversation, load_conversation, new_messages
+from dispatch.director import StartReply
+from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for, spend_of
+from dispatch.pi.process import PiConfig, PiError, PiSession
+from threads.entries import (
+    Chat,
+    DispatchFailed,
+    DispatchFinished,
+    DispatchStarted,
+    DispatchSteered,
+    EnvironmentPrepared,
+    ThreadPiFailed,
+)
+from threads.lifecycle import new_entry
+from threads.recency import async_stream_writer
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Attempt:
+    ok: bool
+    stage: str = ""
+    error: str = ""
+    retryable: bool = False
+    messages: list[dict] = field(default_factory=list)
+
+
+async def run_reply(start: StartReply) -> None:
+    from dispatch.backstage import in_thread
+
+    convo: Conversation = await in_thread(load_conversation, start)
+    writer = async_stream_writer()
+    dispatch_id = time_ordered_id("d_")
+    try:
+        started = DispatchStarted(
+            dispatchId=dispatch_id,
+            agentId=convo.bot.id,
+            entryIds=start.entry_ids,
+            round=start.round,
+        )
+        await writer.append(convo.stream, new_entry(started, author=convo.bot.id))
+        attempts = settings.DISPATCH_MAX_ATTEMPTS
+        for attempt in range(1, attempts + 1):
+            result = await _attempt(convo, dispatch_id, writer)
+            if result.ok:
+                await _finish(convo, dispatch_id, writer, result)
+                return
+            final = attempt == attempts or not result.retryable
+            failed = DispatchFailed(
+                stage=result.stage,
+                error=result.error[:500],
+                attempt=attempt,
+                dispatchId=dispatch_id,
+                final=final,
+            )
+            await writer.append(convo.stream, new_entry(failed, author=convo.bot.id))
+            if result.stage in ("spawn", "process"):
+                crashed = ThreadPiFailed(
+                    error=result.error[:500], attempt=attempt, dispatchId=dispatch_id
+                )
+                await writer.append(convo.stream, new_entry(crashed, author=convo.bot.id))
+            if final:
+                return
+    finally:
+        await writer.client.aclose()
+
+
+async def _finish(convo, dispatch_id, writer, result: Attempt) -> None:
+    text = final_text(result.messages) or "(The bot finished without saying anything.)"
+    await writer.append(convo.stream, new_entry(Chat(text=text[:20_000]), author=convo.bot.id))
+    finished = DispatchFinished(dispatchId=dispatch_id, spend=spend_of(result.messages))
+    await writer.append(convo.stream, new_entry(finished, author=convo.bot.id))
+
+
+async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
+    config = PiConfig(
+        provider=convo.bot.provider,
+        model=convo.bot.model,
+        instructions=convo.bot.instructions,
+        session_file=convo.session_file,
+        workspace=convo.workspace,
+        agent_dir=convo.agent_dir,
+        env=convo.env,
+    )
+    try:
+        session = await PiSession.start(config)
+    except PiError as exc:
+        return Attempt(False, "spawn", str(exc), retryable=True)
+    messages: list[dict] = []
+    narration = Narration()
+    ended = False
+    try:
+        prepared = EnvironmentPrepared(agentId=convo.bot.id, isolation=session.isolation)
+        await writer.append(convo.stream, new_entry(prepared, author=convo.bot.id))
+        await session.prompt(convo.prompt)
+        steer_from = convo.offset
+        async with asyncio.timeout(settings.DISPATCH_REPLY_CAP_S):
+            events = session.events()
+            while True:
+                try:
+                    event = await asyncio.wait_for(anext(events), settings.DISPATCH_EVENT_IDLE_S)
+                except StopAsyncIteration:
+                    break
+                for payload in payloads_for(event, dispatch_id, narration):
+                    await writer.append(convo.stream, new_entry(payload, author=convo.bot.id))
+                kind = getattr(event, "type", "")
+                if kind == "message_end" and event.message.get("role") == "assistant":
+                    messages.append(event.message)
+                elif kind == "turn_end" and getattr(event, "toolResults", None):
+                    steer_from = await _steer(convo, dispatch_id, session, writer, steer_from)
+                elif kind == "agent_end":
+                    ended = True
+                    break
+    except TimeoutError:
+        return Attempt(False, "timeout", "Pi stopped answering in time.", messages=messages)
+    except PiError as exc:
+        return Attempt(False, "process", str(exc), retryable=True, messages=messages)
+    finally:
+        code = await session.close()
+    if not ended:
+        return Attempt(False, "process", f"Pi exited ({code}) before finishing.", retryable=True)
+    failure = assistant_failure(messages[-1]) if messages else "Pi produced no answer."
+    if failure:
+        return Attempt(False, "model", failure, retryable=True, messages=messages)
+    return Attempt(True, messages=messages)
+
+
+async def _steer(convo, dispatch_id, session, writer, offset: str) -> str:
+    """Between tool rounds: hand Pi the messages that arrived since we last looked."""
+    arrived, offset = await new_messages(writer.client, convo, offset)
+    if arrived:
+        await session.steer(convo.render(arrived))
+        steered = DispatchSteered(dispatchId=dispatch_id, entryIds=[e.id for e in arrived])
+        await writer.append(convo.stream, new_entry(steered, author=convo.bot.id))
+    return offset

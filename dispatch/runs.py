@@ -1,0 +1,196 @@
+"""Delegated coding runs: a bot works on a task in a child thread, ``T/<childId>``.
+
+The claim creates the child thread, stores where the run starts (``run_offset``,
+the child's tail before its first run entry) and records
+``signal.thread.run_state`` on both threads. The run itself writes only through
+the sandbox writers' proxy (``/api/stream/<child stream>``) with a JWT for the
+child stream, like any sandboxed writer. Its report lands on the parent as
+``signal.thread.child_finished``. A run silent for 90 s is orphaned by the sweep.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import httpx
+import msgspec
+from django.conf import settings
+
+from arbe_site.ids import time_ordered_id
+from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for
+from dispatch.pi.process import PiConfig, PiError, PiSession
+from houses.models import Agent
+from threads import sandbox_tokens
+from threads.entries import (
+    Chat,
+    ThreadChildFinished,
+    ThreadOrphaned,
+    ThreadRunState,
+)
+from threads.lifecycle import create_thread, new_entry
+from threads.models import Thread, new_thread_id
+from threads.permissions import BOT_KINDS
+from threads.recency import stream_writer
+
+logger = logging.getLogger(__name__)
+
+
+class RunRefused(ValueError):
+    """The run can't be delegated (unknown or unconfigured bot, empty task)."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    run_id: str
+    parent_id: str
+    child_id: str
+    agent_id: str
+    task: str
+
+
+def claim_run(parent: Thread, *, handle: str, task: str, by) -> Claim:
+    bot = Agent.objects.filter(
+        house=parent.house, kind=Agent.Kind.BOT, handle=handle, active=True
+    ).first()
+    if bot is None:
+        raise RunRefused(f"agent: no bot @{handle} in this house")
+    if not (bot.provider and bot.model):
+        raise RunRefused(f"agent: @{handle} has no model configured")
+    if not task.strip():
+        raise RunRefused("task: describe what the run should do")
+    run_id = time_ordered_id("r_")
+    child_id = new_thread_id()
+    child = create_thread(
+        house=parent.house,
+        title=f"T/{child_id}: {task[:80]}",
+        by=by,
+        parent=parent,
+        thread_id=child_id,
+    )
+    writer = stream_writer()
+    start = writer.head(child.stream_name).next_offset
+    Thread.objects.filter(pk=child.pk).update(run_offset=start)
+    claimed = {"runId": run_id, "state": "claimed", "agentId": bot.id, "task": task[:2000]}
+    writer.append(child.stream_name, new_entry(ThreadRunState(**claimed), author=bot.id))
+    on_parent = ThreadRunState(**claimed, childThreadId=child.pk)
+    writer.append(parent.stream_name, new_entry(on_parent, author=by.id if by else None))
+    return Claim(run_id, parent.pk, child.pk, bot.id, task)
+
+
+class SandboxWriter:
+    """Appends to one stream through ``/api/stream/<name>`` with the run's JWT."""
+
+    def __init__(self, claim: Claim, stream: str):
+        from arbe_site.asgi import application
+
+        token = sandbox_tokens.mint(
+            agent_id=claim.agent_id,
+            stream=stream,
+            kinds=tuple(sorted(BOT_KINDS)),
+            run=claim.run_id,
+            dispatch=claim.run_id,
+            ttl_s=settings.DISPATCH_REPLY_CAP_S + 300,
+        )
+        # In-process, through the same ASGI app a sandbox on the network would reach.
+        self.client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=application),
+            base_url=settings.ARBE_INTERNAL_URL,
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        self.path = f"/api/stream/{stream}"
+
+    async def append(self, *payloads) -> None:
+        # The proxy stamps id, ts and authorId (the token's bot); we send payloads only.
+        items = [{"payload": msgspec.to_builtins(p)} for p in payloads]
+        response = await self.client.post(self.path, json=items)
+        response.raise_for_status()
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+async def run_coding(claim: Claim) -> None:
+    from dispatch.backstage import in_thread
+
+    child, bot = await in_thread(_load, claim)
+    sandbox = SandboxWriter(claim, child.stream_name)
+    ok, report = False, ""
+    try:
+        await sandbox.append(ThreadRunState(runId=claim.run_id, state="running", agentId=bot.id))
+        ok, report, messages = await _run_pi(claim, child, bot, sandbox)
+        if ok:
+            await sandbox.append(Chat(text=report[:20_000]))
+        state = "finished" if ok else "failed"
+        await sandbox.append(ThreadRunState(runId=claim.run_id, state=state, agentId=bot.id))
+    except Exception as exc:
+        logger.exception("run %s failed", claim.run_id)
+        report = report or f"The run failed: {exc}"
+    finally:
+        await sandbox.aclose()
+    await in_thread(report_to_parent, claim, ok, report)
+
+
+def _load(claim: Claim):
+    return Thread.objects.get(pk=claim.child_id), Agent.objects.get(pk=claim.agent_id)
+
+
+async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWriter):
+    from dispatch.conversation import bot_env, ensure_agent_dir
+
+    root = settings.PI_HOME
+    config = PiConfig(
+        provider=bot.provider,
+        model=bot.model,
+        instructions=bot.instructions,
+        session_file=root / "sessions" / f"{child.pk}-{bot.id}-run.jsonl",
+        workspace=root / "workspaces" / bot.id / child.pk,
+        agent_dir=ensure_agent_dir(),
+        env=bot_env(bot),
+    )
+    messages: list[dict] = []
+    narration = Narration()
+    try:
+        session = await PiSession.start(config)
+    except PiError as exc:
+        return False, f"Pi could not start: {exc}", messages
+    try:
+        await session.prompt(claim.task)
+        async for event in session.events():
+            payloads = payloads_for(event, claim.run_id, narration)
+            if payloads:
+                await sandbox.append(*payloads)
+            if (
+                getattr(event, "type", "") == "message_end"
+                and event.message.get("role") == "assistant"
+            ):
+                messages.append(event.message)
+            if getattr(event, "type", "") == "agent_end":
+                break
+    finally:
+        await session.close()
+    failure = assistant_failure(messages[-1]) if messages else "Pi produced no answer."
+    if failure:
+        return False, f"The run failed: {failure}", messages
+    return True, final_text(messages) or "(The run finished without a report.)", messages
+
+
+def report_to_parent(claim: Claim, ok: bool, report: str) -> None:
+    parent = Thread.objects.get(pk=claim.parent_id)
+    finished = ThreadChildFinished(
+        childThreadId=claim.child_id, report=report[:4000], runId=claim.run_id, ok=ok
+    )
+    stream_writer().append(parent.stream_name, new_entry(finished, author=claim.agent_id))
+
+
+def orphan(thread: Thread, run_id: str, agent_id: str | None) -> None:
+    """A run silent past the limit: say so on its thread and on the parent."""
+    writer = stream_writer()
+    reason = "No word from the run for 90 s."
+    writer.append(thread.stream_name, new_entry(ThreadOrphaned(reason=reason, runId=run_id)))
+    writer.append(
+        thread.stream_name, new_entry(ThreadRunState(runId=run_id, state="dead", agentId=agent_id))
+    )
+    if thread.parent_id:
+        claim = Claim(run_id, thread.parent_id, thread.pk, agent_id or "", "")
+        report_to_parent(claim, False, reason)

@@ -1,0 +1,150 @@
+"""Bot replies end to end: post, director, Pi on the fake model, entries, view, status."""
+
+import pytest
+
+from houses.models import Agent
+from tests.peers.fake_llm import Fail, Text, bash
+from threads.entries import Chat
+from threads.models import Thread
+
+pytestmark = [pytest.mark.backstage, pytest.mark.django_db(transaction=True)]
+
+REPLY_START = ["chat", "signal.thread_director.decided", "signal.dispatch.started"]
+REPLY_END = ["chat", "signal.dispatch.finished", "signal.thread_director.outcome"]
+
+
+def after_created(types):
+    assert types[0] == "signal.thread.created"
+    return types[1:]
+
+
+def test_a_plain_answer(live):
+    live.post("@helper hello")
+    live.settle()
+    assert after_created(live.types()) == [
+        *REPLY_START,
+        "signal.environment.prepared",
+        "pi.assistant",
+        *REPLY_END,
+    ]
+    *_, answer, finished, outcome = live.entries()
+    assert answer.authorId == live.world.bot.id
+    assert answer.payload == Chat(text="Hello from fake LLM!")
+    assert finished.payload.spend.totalTokens > 0 and finished.payload.spend.costUsd > 0
+    assert outcome.payload.picked == [] and outcome.payload.reason is None
+    body = live.now()
+    assert body["status"]["state"] == "done"
+    assert body["now"]["waiting"] == [] and body["now"]["reply"] is None
+    assert Thread.objects.get(pk=live.world.thread.pk).status == "done"
+
+
+def test_phases_narrate_the_reply(live):
+    live.post("@helper hello")
+    live.settle()
+    phases = [e.payload.phase for e in live.entries() if e.type == "signal.dispatch.phase"]
+    assert phases[0] == "thinking" and "answering" in phases
+
+
+def test_a_tool_call_then_its_result_then_text(live):
+    live.post("@helper please USETOOL now")
+    live.settle()
+    types = after_created(live.types())
+    assert types[:4] == [*REPLY_START, "signal.environment.prepared"]
+    assert types[4:7] == ["pi.assistant", "pi.tool_result", "pi.assistant"]
+    assert types[7:] == REPLY_END
+    tools = [
+        e.payload.tool
+        for e in live.entries()
+        if e.type == "signal.dispatch.phase" and e.payload.tool
+    ]
+    assert tools == ["bash"]
+    answer = [e for e in live.entries() if e.type == "chat"][-1]
+    assert "pi-tool-ok" in answer.payload.text
+
+
+def test_a_message_arriving_between_tool_rounds_is_steered_in(live):
+    gate = live.fake.hold()  # hold the first model call until we have posted again
+    live.fake.script(bash("echo round-1"), bash("echo round-2"), Text("done with both"))
+    first = live.post("@helper do two rounds")
+    gate.arrived.wait(30)
+    second = live.post("also mention the weather")
+    gate.release()
+    live.settle()
+    steered = [e for e in live.entries() if e.type == "signal.dispatch.steered"]
+    assert [s.payload.entryIds for s in steered] == [[second]]
+    requests = live.fake.requests
+    assert any("also mention the weather" in str(r["messages"]) for r in requests[1:])
+    started = next(e for e in live.entries() if e.type == "signal.dispatch.started")
+    assert started.payload.entryIds == [first]
+    assert live.now()["status"]["state"] == "done"
+
+
+def test_a_model_error_is_retried_then_recorded(live):
+    live.fake.script(Fail(), Fail())
+    live.post("@helper hello")
+    live.settle()
+    failures = [e.payload for e in live.entries() if e.type == "signal.dispatch.failed"]
+    assert [(f.stage, f.attempt, f.final) for f in failures] == [
+        ("model", 1, False),
+        ("model", 2, True),
+    ]
+    assert "fake upstream failure" in failures[-1].error
+    assert live.types()[-1] == "signal.thread_director.outcome"
+    assert live.now()["status"]["state"] == "error"
+
+
+def test_a_stalled_stream_is_cut_by_the_timeout(live, settings):
+    settings.DISPATCH_EVENT_IDLE_S = 1
+    settings.DISPATCH_MAX_ATTEMPTS = 1
+    live.fake.script(Text("slow " * 50, delay=3.0))
+    live.post("@helper take your time")
+    live.settle()
+    (failed,) = [e.payload for e in live.entries() if e.type == "signal.dispatch.failed"]
+    assert (failed.stage, failed.final) == ("timeout", True)
+    assert live.now()["status"]["state"] == "error"
+
+
+def test_two_mentioned_bots_answer_one_after_the_other(live):
+    from tests.factories import make_bot
+    from tests.peers.fake_llm import MODEL, PROVIDER
+
+    second = make_bot(live.world.house, "coder", provider=PROVIDER, model=MODEL)
+    live.post("@helper and @coder, both of you")
+    live.settle()
+    started = [e.payload.agentId for e in live.entries() if e.type == "signal.dispatch.started"]
+    assert started == [live.world.bot.id, second.id]
+    answers = [e.authorId for e in live.entries() if e.type == "chat"][1:]
+    assert answers == [live.world.bot.id, second.id]
+    assert live.now()["status"]["state"] == "done"
+
+
+def test_no_mention_is_settled_with_a_reason(live):
+    live.post("just talking among people")
+    live.settle()
+    *_, outcome = live.entries()
+    assert outcome.payload.reason == "No bot was mentioned."
+    assert live.now()["status"]["state"] == "idle"
+    assert live.fake.requests == []
+
+
+def test_an_unconfigured_bot_blocks_the_thread(live):
+    Agent.objects.filter(pk=live.world.bot.pk).update(model="")
+    live.post("@helper are you there?")
+    live.settle()
+    assert live.now()["status"]["state"] == "blocked"
+    assert Thread.objects.get(pk=live.world.thread.pk).status == "blocked"
+
+
+def test_a_deleted_message_never_reaches_the_model(live):
+    secret = live.post("my password is hunter2")
+    live.settle()
+    live.post("@helper hello")
+    live.settle()
+    assert "hunter2" in str(live.fake.requests[-1]["messages"])  # it was handed over once…
+    response = live.world.client_for(live.world.member).delete(
+        f"/api/threads/{live.world.thread.id}/entries/{secret}"
+    )
+    assert response.status_code == 200
+    live.post("@helper what did I say?")
+    live.settle()
+    assert "hunter2" not in str(live.fake.requests[-1]["messages"])  # …and never again

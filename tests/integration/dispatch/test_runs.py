@@ -1,0 +1,98 @@
+"""Delegated coding runs, crashes mid-reply, and supervision of silent runs."""
+
+import json
+import time
+
+import pytest
+
+from dispatch.runs import claim_run
+from dispatch.supervision import orphan_silent_runs
+from tests.peers.fake_llm import Text, bash
+from threads.models import Thread
+
+pytestmark = [pytest.mark.backstage, pytest.mark.django_db(transaction=True)]
+
+
+def delegate(live, task="USETOOL and report"):
+    response = live.client.post(
+        f"/api/threads/{live.world.thread.id}/runs",
+        json.dumps({"agent": "helper", "task": task}),
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    return response.json()["run"]
+
+
+def test_a_run_works_in_its_child_thread_and_reports_to_the_parent(live):
+    run = delegate(live)
+    live.settle()
+    child = Thread.objects.get(pk=run["childThreadId"])
+    assert child.parent_id == live.world.thread.pk
+    assert child.title.startswith(f"T/{child.pk}: ")
+    assert child.run_offset  # where the run starts, stored by the claim
+    types = live.types(child)
+    assert types[:3] == [
+        "signal.thread.created",
+        "signal.thread.run_state",
+        "signal.thread.run_state",
+    ]
+    assert "pi.tool_result" in types
+    assert types[-2:] == ["chat", "signal.thread.run_state"]
+    run_entries = [e for e in live.entries(child) if e.type != "signal.thread.created"]
+    assert {e.authorId for e in run_entries} == {live.world.bot.id}  # written through the JWT proxy
+    states = [e.payload.state for e in live.entries(child) if e.type == "signal.thread.run_state"]
+    assert states == ["claimed", "running", "finished"]
+    parent = live.entries()
+    assert [e.type for e in parent][-2:] == [
+        "signal.thread.run_state",
+        "signal.thread.child_finished",
+    ]
+    report = parent[-1].payload
+    assert (report.childThreadId, report.ok) == (child.pk, True)
+    assert "pi-tool-ok" in report.report
+    assert live.now()["status"]["state"] == "done"
+    assert live.now(child)["status"]["state"] == "done"
+
+
+def test_runs_need_a_configured_bot_and_a_task(live):
+    for body, field in [
+        ({"agent": "nobody", "task": "x"}, "agent"),
+        ({"agent": "helper", "task": " "}, "task"),
+    ]:
+        response = live.client.post(
+            f"/api/threads/{live.world.thread.id}/runs",
+            json.dumps(body),
+            content_type="application/json",
+        )
+        assert response.status_code == 400 and response.json()["error"].startswith(field)
+
+
+def test_a_run_silent_for_90_seconds_is_orphaned(live):
+    claim = claim_run(
+        live.world.thread, handle="helper", task="never started", by=live.world.owner.agent
+    )
+    child = Thread.objects.get(pk=claim.child_id)
+    soon = time.time_ns() // 1_000_000 + 30_000
+    assert orphan_silent_runs(at_ms=soon) == 0
+    later = time.time_ns() // 1_000_000 + 91_000
+    assert orphan_silent_runs(at_ms=later) == 1
+    types = live.types(child)
+    assert types[-2:] == ["signal.thread.orphaned", "signal.thread.run_state"]
+    report = live.entries()[-1].payload
+    assert (report.childThreadId, report.ok) == (child.pk, False)
+    assert live.now(child)["status"]["state"] == "error"
+    assert live.now()["status"]["state"] == "error"
+    assert orphan_silent_runs(at_ms=later) == 0  # once is enough
+
+
+def test_a_pi_crash_mid_reply_is_recorded_and_retried(live):
+    live.fake.script(bash("kill -9 $PPID"), Text("back on my feet"))
+    live.post("@helper try this")
+    live.settle()
+    types = live.types()
+    assert "signal.thread.pi_failed" in types
+    failed = [e.payload for e in live.entries() if e.type == "signal.dispatch.failed"]
+    assert [(f.stage, f.attempt, f.final) for f in failed] == [("process", 1, False)]
+    answer = [e for e in live.entries() if e.type == "chat"][-1]
+    assert answer.payload.text == "back on my feet"
+    assert live.now()["status"]["state"] == "done"

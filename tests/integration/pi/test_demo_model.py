@@ -1,0 +1,135 @@
+"""The built-in demo model view, through Django's async stack (every middleware async)."""
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+from django.core.asgi import get_asgi_application
+from django.test import AsyncClient
+
+from dispatch import demo_model
+from dispatch.pi.config import DEMO_MODEL, DEMO_PROVIDER, demo_provider, write_agent_dir
+from dispatch.pi.decode import final_text, spend_of
+from dispatch.pi.process import PiConfig, PiSession
+from tests.integration.pi.conftest import run_to_end
+from tests.peers.ports import free_port, wait_for_port
+
+URL = "/demo-model/v1/chat/completions"
+
+
+async def post(body) -> tuple[int, str, bytes]:
+    response = await AsyncClient().post(URL, json.dumps(body), content_type="application/json")
+    if response.streaming:
+        raw = b"".join([chunk async for chunk in response.streaming_content])
+    else:
+        raw = response.content
+    return response.status_code, response.get("Content-Type", ""), raw
+
+
+def sse_data(raw: bytes) -> list:
+    frames = [f.removeprefix("data: ") for f in raw.decode().split("\n\n") if f]
+    assert frames[-1] == "[DONE]"
+    return [json.loads(f) for f in frames[:-1]]
+
+
+def streamed_text(chunks) -> str:
+    return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+
+
+def test_the_view_is_async():
+    assert asyncio.iscoroutinefunction(demo_model.chat_completions)
+
+
+async def test_streams_an_echo_labelled_as_the_demo():
+    status, content_type, raw = await post(
+        {
+            "model": "demo",
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "messages": [
+                {"role": "system", "content": "You are helpful."},
+                {"role": "user", "content": [{"type": "text", "text": "what changed?"}]},
+            ],
+        }
+    )
+    assert status == 200 and content_type.startswith("text/event-stream")
+    chunks = sse_data(raw)
+    assert streamed_text(chunks) == "(demo model) I can't think, but I can echo: what changed?"
+    assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "stop"
+    usage = chunks[-1]["usage"]
+    assert chunks[-1]["choices"] == []
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"] > 0
+
+
+async def test_summarises_a_tool_result():
+    status, _, raw = await post(
+        {
+            "stream": True,
+            "messages": [
+                {"role": "user", "content": "list files"},
+                {"role": "assistant", "content": None, "tool_calls": []},
+                {"role": "tool", "content": "README.md\nmanage.py\n", "tool_call_id": "c1"},
+            ],
+        }
+    )
+    assert status == 200
+    chunks = sse_data(raw)
+    assert not any("usage" in c for c in chunks)  # not asked for
+    assert streamed_text(chunks) == ("(demo model) The tool finished. It said: README.md manage.py")
+
+
+async def test_answers_without_streaming_and_rejects_a_bad_body():
+    status, _, raw = await post({"messages": [{"role": "user", "content": "hi"}]})
+    assert status == 200
+    body = json.loads(raw)
+    assert body["choices"][0]["message"]["content"].startswith("(demo model)")
+    assert (await post({"messages": "nope"}))[0] == 400
+    response = await AsyncClient().get(URL)
+    assert response.status_code == 405
+
+
+@pytest.fixture
+def live_site(settings) -> Iterator[str]:
+    """Django's ASGI app under uvicorn on a free loopback port, in a thread; the demo
+    provider's base URL follows it through ``ARBE_INTERNAL_URL``."""
+    config = uvicorn.Config(
+        get_asgi_application(),
+        host="127.0.0.1",
+        port=free_port(),
+        lifespan="off",
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for_port(server.config.port)
+    settings.ARBE_INTERNAL_URL = f"http://127.0.0.1:{server.config.port}"
+    try:
+        yield settings.ARBE_INTERNAL_URL
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+async def test_pi_replies_through_the_demo_model(live_site, tmp_path):
+    agent_dir = write_agent_dir(tmp_path / "agent", {DEMO_PROVIDER: demo_provider()})
+    config = PiConfig(
+        provider=DEMO_PROVIDER,
+        model=DEMO_MODEL,
+        instructions="",
+        session_file=tmp_path / "sessions" / "t.jsonl",
+        workspace=tmp_path / "workspace",
+        agent_dir=agent_dir,
+    )
+    async with await PiSession.start(config) as pi:
+        events = pi.events()
+        await pi.prompt("hello demo")
+        seen = await run_to_end(pi, events)
+
+    messages = seen[-1].messages
+    assert final_text(messages) == "(demo model) I can't think, but I can echo: hello demo"
+    spend = spend_of(messages)
+    assert spend.output > 0 and spend.costUsd == 0
