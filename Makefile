@@ -54,6 +54,7 @@ test: lint test-unit test-stack conformance
 bench: deps system-deps
 	$(PY) -m bench.streams
 	$(PY) -m bench.now
+	$(PY) -m bench.dispatch
 
 clean:
 	rm -rf var/test*.sqlite3 .pytest_cache .ruff_cache
