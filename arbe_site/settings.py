@@ -103,6 +103,7 @@ BACKSTAGE_SWEEP_S = env_int("BACKSTAGE_SWEEP_S", 60)  # 0: no in-process sweep
 # Bots: where Pi keeps its agent dir, session files and workspaces; reply limits.
 PI_HOME = Path(env_str("PI_HOME", str(VAR_DIR / "pi")))
 PI_AGENT_DIR = env_str("PI_AGENT_DIR")  # unset: a managed dir under PI_HOME with the demo model
+PI_ISOLATION = env_str("PI_ISOLATION", "auto")  # auto: bubblewrap when it works; none: off
 DISPATCH_MAX_ATTEMPTS = env_int("DISPATCH_MAX_ATTEMPTS", 2)
 DISPATCH_REPLY_CAP_S = env_int("DISPATCH_REPLY_CAP_S", 600)  # a reply may run 10 minutes
 DISPATCH_EVENT_IDLE_S = env_int("DISPATCH_EVENT_IDLE_S", 120)  # silence that ends a reply

@@ -100,7 +100,7 @@ def bubblewrap_argv(*, workspace: Path, writable: list[Path]) -> list[str]:
 @functools.cache
 def bubblewrap_works() -> bool:
     """Whether bwrap is installed and may create namespaces here; tried once per process."""
-    if getattr(settings, "PI_ISOLATION", "auto") == NO_ISOLATION or shutil.which("bwrap") is None:
+    if settings.PI_ISOLATION == NO_ISOLATION or shutil.which("bwrap") is None:
         return False
     probe = Path("/")
     argv = bubblewrap_argv(workspace=probe, writable=[]) + [str(node_binary()), "--version"]
