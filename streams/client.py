@@ -12,11 +12,8 @@ appends without bumping thread recency.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
-import threading
-import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
@@ -27,13 +24,13 @@ import httpx
 import sniffio  # noqa: F401
 
 from streams import errors, wire
+from streams.producers import AsyncIdempotentProducer, IdempotentProducer
 from streams.sse import SSEReader
 from streams.wire import (
     JSON,
     START,
     AppendResult,
     CreateResult,
-    ProducerState,
     ReadResult,
     StreamInfo,
 )
@@ -319,93 +316,6 @@ class AsyncDurableStreamClient(_ClientBase):
 
 def _sse_reader(response: httpx.Response) -> SSEReader:
     return SSEReader(base64_data=response.headers.get(wire.SSE_ENCODING, "").lower() == "base64")
-
-
-class _ProducerBase:
-    def __init__(
-        self,
-        client,
-        name: str,
-        producer_id: str,
-        *,
-        epoch: int = 0,
-        seq: int = 0,
-        auto_claim: bool = False,
-        content_type: str = JSON,
-        backoff: wire.Backoff | None = None,
-    ):
-        self.client = client
-        self.name = name
-        self.content_type = content_type
-        self.state = ProducerState(producer_id, epoch, seq, auto_claim, backoff or wire.Backoff())
-
-
-class IdempotentProducer(_ProducerBase):
-    """Exactly-once appends: ``(Producer-Id, Epoch, Seq)``, retrying transient failures.
-
-    ``auto_claim=True`` answers a 403 (another epoch has written) by taking the
-    next epoch; off by default, since it fences out the other writer.
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._lock = threading.Lock()
-
-    def append(self, message: Any) -> AppendResult:
-        return self._send(self.client._body(message, self.content_type))
-
-    def append_batch(self, messages: Iterable[Any]) -> AppendResult:
-        return self._send(wire.batch_body(messages))
-
-    def close(self, message: Any = None) -> AppendResult:
-        body = b"" if message is None else self.client._body(message, self.content_type)
-        return self._send(body, close=True)
-
-    def _send(self, body: bytes, close: bool = False) -> AppendResult:
-        with self._lock:
-            attempt = 0
-            while True:
-                call = self.state.call(self.name, body, self.content_type, close)
-                try:
-                    result = self.state.feed(self.client.send(call))
-                except errors.StreamError as exc:
-                    time.sleep(self.state.retry_delay(attempt, exc))
-                    attempt += 1
-                    continue
-                if result is not None:
-                    return result
-
-
-class AsyncIdempotentProducer(_ProducerBase):
-    """The async twin of ``IdempotentProducer``."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._lock = asyncio.Lock()
-
-    async def append(self, message: Any) -> AppendResult:
-        return await self._send(self.client._body(message, self.content_type))
-
-    async def append_batch(self, messages: Iterable[Any]) -> AppendResult:
-        return await self._send(wire.batch_body(messages))
-
-    async def close(self, message: Any = None) -> AppendResult:
-        body = b"" if message is None else self.client._body(message, self.content_type)
-        return await self._send(body, close=True)
-
-    async def _send(self, body: bytes, close: bool = False) -> AppendResult:
-        async with self._lock:
-            attempt = 0
-            while True:
-                call = self.state.call(self.name, body, self.content_type, close)
-                try:
-                    result = self.state.feed(await self.client.send(call))
-                except errors.StreamError as exc:
-                    await asyncio.sleep(self.state.retry_delay(attempt, exc))
-                    attempt += 1
-                    continue
-                if result is not None:
-                    return result
 
 
 # Settings factories --------------------------------------------------------------------
