@@ -49,11 +49,17 @@ test-stack: deps system-deps
 conformance: deps system-deps
 	$(PY) -m tests.peers.conformance --db sqlite --db postgres
 
-test: lint test-unit test-stack conformance
+# Browser tests: Playwright on Debian's Chromium against a live Daphne, in their own pytest
+# process (pytest-asyncio and Playwright's loop must not share one; anchors-web §5).
+test-e2e: deps system-deps
+	$(PYTEST) tests/e2e -p no:asyncio -W ignore::pytest.PytestConfigWarning
+
+test: lint test-unit test-stack conformance test-e2e
 
 bench: deps system-deps
 	$(PY) -m bench.streams
 	$(PY) -m bench.now
+	$(PY) -m bench.fanout
 	$(PY) -m bench.dispatch
 
 clean:

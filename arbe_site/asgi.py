@@ -17,10 +17,16 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.urls import path  # noqa: E402
 
+from houses.consumers import HouseConsumer  # noqa: E402
 from streams.server import create_app as create_streams_app  # noqa: E402
+from threads.consumers import ThreadConsumer  # noqa: E402
 
-websocket_urlpatterns: list = []
+websocket_urlpatterns = [
+    path("ws/threads/<str:thread_id>/", ThreadConsumer.as_asgi()),
+    path("ws/houses/<slug:slug>/", HouseConsumer.as_asgi()),
+]
 streams_app = create_streams_app()
 django_with_static = ASGIStaticFilesHandler(django_app)
 

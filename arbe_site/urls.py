@@ -7,6 +7,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("threads.urls")),
+    path("", include("threads.page_urls")),
     path("", include("houses.urls")),
     path("", include("dispatch.urls")),
 ]

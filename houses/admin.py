@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from houses.models import Agent, ApiToken, House, Membership
+from houses.rollup import with_rollup
 
 
 class MembershipInline(admin.TabularInline):
@@ -29,12 +30,41 @@ class BotInline(admin.StackedInline):
         return super().get_queryset(request).filter(kind=Agent.Kind.BOT)
 
 
+def _count(state: str):
+    @admin.display(description=state, ordering=f"n_{state}")
+    def count(self, obj):
+        return getattr(obj, f"n_{state}")
+
+    return count
+
+
 @admin.register(House)
 class HouseAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "created_at"]
+    list_display = [
+        "name",
+        "slug",
+        "n_blocked",
+        "n_working",
+        "n_error",
+        "n_done",
+        "n_idle",
+        "top_thread",
+        "created_at",
+    ]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline, BotInline]
+
+    n_blocked, n_working, n_error = _count("blocked"), _count("working"), _count("error")
+    n_done, n_idle = _count("done"), _count("idle")
+
+    def get_queryset(self, request):
+        # The rollup is computed on read, in SQL (houses.rollup), like GET /api/houses.
+        return with_rollup(super().get_queryset(request))
+
+    @admin.display(description="speaking thread")
+    def top_thread(self, obj):
+        return obj.top_thread_id or "—"
 
     def save_formset(self, request, form, formset, change):
         # Bots added inline are bots, whatever the form left in ``kind``.

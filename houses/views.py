@@ -9,6 +9,7 @@ from django.views.decorators.http import require_POST
 
 from houses.access import access_house, access_owned_house, houses_of
 from houses.forms import AddBotForm, AddMemberForm, NewThreadForm
+from houses.fragments import thread_rows
 from houses.membership import (
     LastOwnerError,
     add_bot,
@@ -17,12 +18,14 @@ from houses.membership import (
     remove_member,
     retire_bot,
 )
+from houses.rollup import with_rollup
+from threads.fragments import house_names
 from threads.lifecycle import create_thread
 
 
 @login_required
 def home(request):
-    return render(request, "houses/home.html", {"houses": houses_of(request.user)})
+    return render(request, "houses/home.html", {"houses": with_rollup(houses_of(request.user))})
 
 
 @login_required
@@ -37,7 +40,7 @@ def house_page(request, slug):
         {
             "house": access.house,
             "membership": access.membership,
-            "threads": threads,
+            "rows": thread_rows(threads, house_names(access.house.pk)),
             "form": NewThreadForm(),
         },
     )

@@ -1,0 +1,228 @@
+"""Fan-out benchmark: N sockets on one thread against a live Daphne.
+
+    python -m bench.fanout [--sizes 100,1000] [--posts 20] [--write-docs]
+
+For each N, opens N WebSockets on one thread (one person's session), then posts chat
+through the API and times POST → fragment arrival on every socket (p50/p99 over all
+sockets and posts). Memory per idle socket is the Daphne process's RSS growth from one
+socket to N, divided by N - 1. Targets at 1,000 sockets: p50 ≤ 40 ms, p99 ≤ 150 ms,
+≤ 64 KiB per socket. Daphne runs on a free loopback port with a throw-away SQLite
+database and the embedded stream server, and is stopped by its PID.
+"""
+
+import argparse
+import asyncio
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = {"p50": 40.0, "p99": 150.0, "kib": 64.0}
+MARKER = "<!-- bench:fanout -->"
+
+
+def setup_django(var_dir: str) -> dict:
+    env = {
+        "DJANGO_SETTINGS_MODULE": "arbe_site.settings",
+        "ARBE_VAR_DIR": var_dir,
+        "DATABASE_URL": f"sqlite:///{var_dir}/fanout.sqlite3",
+        "DURABLE_STREAMS_URL": "",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost,testserver",
+        "BACKSTAGE_SWEEP_S": "0",
+        "DEBUG": "false",
+    }
+    os.environ.update(env)
+    sys.path.insert(0, str(ROOT))
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    return env
+
+
+def make_world():
+    """A house, a member with a session and an API token, and one thread."""
+    from django.test import Client
+
+    from houses.models import ApiToken
+    from tests.factories import make_house, make_user
+    from threads.lifecycle import create_thread
+    from threads.reading import read_entries
+
+    user = make_user("bench")
+    house = make_house("bench", owner=user)
+    thread = create_thread(house=house, title="Fan-out", by=user.agent)
+    client = Client()
+    client.force_login(user)
+    _, token = ApiToken.issue(user, "bench")
+    return thread.id, client.cookies["sessionid"].value, token, read_entries(thread.id)[1]
+
+
+def raise_fd_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def run_size(port: int, pid: int, world, n: int, posts: int) -> dict:
+    import httpx
+    import websockets
+
+    thread_id, cookie, token, offset = world
+    url = f"ws://127.0.0.1:{port}/ws/threads/{thread_id}/"
+    headers = {"Cookie": f"sessionid={cookie}", "Origin": f"http://127.0.0.1:{port}"}
+    arrivals: dict[str, list[float]] = {}
+
+    async def reader(ws):
+        async for text in ws:
+            now = time.perf_counter()
+            for key in list(arrivals):
+                if f'id="entry-{key}"' in text:
+                    arrivals[key].append(now)
+
+    async def connect():
+        ws = await websockets.connect(url, additional_headers=headers, max_size=None)
+        await ws.recv()  # the first frame: panel and offset
+        return ws
+
+    sockets = [await connect()]  # the first socket starts the thread's tail
+    await asyncio.sleep(0.5)
+    base = rss_kib(pid)
+    for start in range(1, n, 100):
+        sockets += await asyncio.gather(*(connect() for _ in range(min(100, n - start))))
+    await asyncio.sleep(1.0)
+    per_socket = (rss_kib(pid) - base) / max(1, n - 1)
+    readers = [asyncio.create_task(reader(ws)) for ws in sockets]
+
+    latencies: list[float] = []
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"}
+    ) as http:
+        for i in range(posts + 2):  # the first two warm up
+            key = f"fanout-{n}-{i}"
+            arrivals[key] = []
+            sent = time.perf_counter()
+            response = await http.post(
+                f"/api/threads/{thread_id}/entries", data={"text": f"post {i}", "id": key}
+            )
+            response.raise_for_status()
+            deadline = time.monotonic() + 10
+            while len(arrivals[key]) < n and time.monotonic() < deadline:
+                await asyncio.sleep(0.005)
+            got = arrivals.pop(key)
+            if len(got) < n:
+                raise RuntimeError(f"{key}: {len(got)} of {n} sockets got the fragment")
+            if i >= 2:
+                latencies += [(t - sent) * 1000 for t in got]
+            await asyncio.sleep(0.1)
+    for task in readers:
+        task.cancel()
+    await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
+    return {
+        "n": n,
+        "p50": statistics.median(latencies),
+        "p99": percentile(latencies, 0.99),
+        "kib": per_socket,
+        "samples": len(latencies),
+    }
+
+
+def start_daphne(env: dict, port: int) -> subprocess.Popen:
+    daphne = str(Path(sys.executable).with_name("daphne"))
+    return subprocess.Popen(
+        [daphne, "-b", "127.0.0.1", "-p", str(port), "arbe_site.asgi:application"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=raise_fd_limit,
+    )
+
+
+def render(results: list[dict]) -> str:
+    lines = [
+        "| sockets | p50 ms | p99 ms | KiB / idle socket | samples |",
+        "|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['n']:,} | {r['p50']:.1f} | {r['p99']:.1f} | {r['kib']:.1f} | {r['samples']:,} |"
+        )
+    lines.append(
+        f"\nTargets at 1,000: p50 ≤ {TARGETS['p50']:.0f} ms, p99 ≤ {TARGETS['p99']:.0f} ms, "
+        f"≤ {TARGETS['kib']:.0f} KiB per socket (POST → fragment on every socket, client in one "
+        "asyncio process on the same machine)."
+    )
+    return "\n".join(lines)
+
+
+def verdict(results: list[dict]) -> str:
+    at = next((r for r in results if r["n"] == 1000), None)
+    if at is None:
+        return "(no 1,000-socket row)"
+    checks = []
+    for key, unit in (("p50", "ms"), ("p99", "ms"), ("kib", "KiB")):
+        ok = "ok" if at[key] <= TARGETS[key] else "MISSED"
+        checks.append(f"{key} {at[key]:.1f}/{TARGETS[key]:.0f} {unit} {ok}")
+    return "at 1,000: " + ", ".join(checks)
+
+
+def write_docs(table: str) -> None:
+    """Append (or refresh) this benchmark's section at the end of docs/performance.md."""
+    path = ROOT / "docs" / "performance.md"
+    text = path.read_text() if path.exists() else ""
+    head = text.split(MARKER)[0].rstrip()
+    stamp = time.strftime("%Y-%m-%d")
+    path.write_text(
+        f"{head}\n\n{MARKER}\n## Live fan-out (`bench/fanout.py`, {stamp})\n\n{table}\n"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,1000")
+    parser.add_argument("--posts", type=int, default=20)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args(argv)
+    raise_fd_limit()
+    with tempfile.TemporaryDirectory(prefix="arbe-fanout-") as var_dir:
+        env = setup_django(var_dir)
+        world = make_world()
+        from tests.peers.ports import free_port, stop, wait_for_port
+
+        results = []
+        for n in (int(s) for s in args.sizes.split(",")):
+            port = free_port()
+            proc = start_daphne(env, port)
+            try:
+                wait_for_port(port, proc=proc)
+                results.append(asyncio.run(run_size(port, proc.pid, world, n, args.posts)))
+            finally:
+                stop(proc)
+    table = render(results)
+    print(table)
+    print(verdict(results))
+    if args.write_docs:
+        write_docs(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""The house page's socket: thread rows and badges kept live from house events.
+
+``threads.status_sync.announce`` sends ``thread.status`` to ``house-<id>`` after a
+status write; the row is re-rendered from the database row, which stays the truth
+if an event is lost. Non-members are closed with 4404.
+"""
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.http import Http404
+
+from houses.access import access_house
+from houses.fragments import row_fragment
+from threads.consumers import NOT_A_MEMBER, user_group
+
+
+@database_sync_to_async
+def house_access(user, slug):
+    try:
+        return access_house(user, slug)
+    except Http404:
+        return None
+
+
+class HouseConsumer(AsyncWebsocketConsumer):
+    house_id = None
+
+    async def connect(self):
+        self.user = self.scope["user"]
+        access = await house_access(self.user, self.scope["url_route"]["kwargs"]["slug"])
+        await self.accept()
+        if access is None:
+            await self.close(code=NOT_A_MEMBER)
+            return
+        self.house_id = access.house.pk
+        await self.channel_layer.group_add(f"house-{self.house_id}", self.channel_name)
+        await self.channel_layer.group_add(user_group(self.user.pk), self.channel_name)
+
+    async def thread_status(self, event):
+        html = await database_sync_to_async(row_fragment)(self.house_id, event["thread"])
+        if html:
+            await self.send(text_data=html)
+
+    async def membership_revoked(self, event):
+        if event["house"] == self.house_id:
+            await self.close(code=NOT_A_MEMBER)
+
+    async def disconnect(self, code):
+        if self.house_id is not None:
+            await self.channel_layer.group_discard(f"house-{self.house_id}", self.channel_name)
+            await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)

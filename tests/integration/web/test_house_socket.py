@@ -1,0 +1,38 @@
+"""The house socket: thread rows and badges follow status writes; revocation closes it."""
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from houses.membership import remove_member
+from houses.models import Membership
+from tests.integration.web.conftest import closed_with, frame_with, open_socket
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_a_status_change_moves_the_row_to_the_top_with_its_badge(world):
+    socket = await open_socket(f"/ws/houses/{world.house.slug}/", world.member)
+    client = await sync_to_async(world.client_for)(world.member)
+    url = f"/api/threads/{world.other_thread.id}/entries"
+    response = await sync_to_async(client.post)(url, {"text": "anyone?"})
+    assert response.status_code == 201
+    text = await frame_with(socket, f'id="thread-{world.other_thread.id}"')
+    assert 'hx-swap-oob="delete"' in text
+    assert 'hx-swap-oob="afterbegin:#threads"' in text
+    assert "status-working" in text
+    assert "1 message(s) waiting" in text
+    await socket.disconnect()
+
+
+async def test_a_stranger_is_closed_with_4404(world):
+    socket = await open_socket(f"/ws/houses/{world.house.slug}/", world.stranger)
+    assert await closed_with(socket) == 4404
+    await socket.disconnect()
+
+
+async def test_revoking_membership_closes_the_house_socket(world):
+    socket = await open_socket(f"/ws/houses/{world.house.slug}/", world.member)
+    membership = await Membership.objects.aget(house=world.house, user=world.member)
+    await sync_to_async(remove_member)(membership)
+    assert await closed_with(socket) == 4404
+    await socket.disconnect()

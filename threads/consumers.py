@@ -1,0 +1,124 @@
+"""The thread page's socket: catch up from the page's offset, then follow the tail hub.
+
+Frames are htmx out-of-band fragments made from the page's own templates. Each
+frame ends with the offset it brings the page to; the page script reconnects
+from the last one it applied, so a dropped socket resumes with no gap and no
+duplicate. Access goes through ``houses.access``: a non-member is closed with
+4404 (accepted first, so the browser sees the code and doesn't retry).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.http import Http404
+
+from houses.access import access_person_thread
+from houses.membership import agent_for_user
+from houses.principals import person
+from streams import errors
+from threads.entries import decode_entry
+from threads.fragments import entry_fragments, offset_marker
+from threads.tail_hub import hub
+
+NOT_A_MEMBER = 4404
+BAD_OFFSET = 4400
+TRY_AGAIN = 1013  # the ws extension reconnects on it
+
+
+def user_group(user_id) -> str:
+    """Every socket of one person; ``houses.membership.remove_member`` closes them."""
+    return f"user-{user_id}"
+
+
+@database_sync_to_async
+def thread_access(user, thread_id: str):
+    if not user.is_authenticated:
+        return None
+    try:
+        return access_person_thread(person(user, agent_for_user(user)), thread_id)
+    except Http404:
+        return None
+
+
+class ThreadConsumer(AsyncWebsocketConsumer):
+    subscription = None
+    pump = None
+
+    async def connect(self):
+        self.user = self.scope["user"]
+        self.thread_id = self.scope["url_route"]["kwargs"]["thread_id"]
+        access = await thread_access(self.user, self.thread_id)
+        await self.accept()
+        if access is None:
+            await self.close(code=NOT_A_MEMBER)
+            return
+        self.house_id = access.thread.house_id
+        await self.channel_layer.group_add(user_group(self.user.pk), self.channel_name)
+        self.subscription = await hub().subscribe(self.thread_id)
+        try:
+            seen = await self.catch_up(self.requested_offset())
+        except errors.StreamError:
+            await self.close(code=BAD_OFFSET)
+            return
+        self.pump = asyncio.create_task(self.follow(seen))
+
+    def requested_offset(self) -> str | None:
+        from urllib.parse import parse_qs
+
+        values = parse_qs(self.scope.get("query_string", b"").decode()).get("offset")
+        return values[0] if values and values[0] else None
+
+    async def catch_up(self, offset: str | None) -> set[str]:
+        """Send what the page misses since ``offset``; returns the ids sent (for de-duplication).
+
+        The hub was subscribed first, so anything appended after this read also arrives
+        through it: entries in both are dropped there by id.
+        """
+        tail = self.subscription.tail
+        if offset is None:
+            await self.send(text_data=tail.panel + offset_marker(tail.offset))
+            return set()
+        result = await hub().writer.catch_up(f"arbe-thread-{self.thread_id}", offset)
+        entries = [decode_entry(raw) for raw in result.messages or ()]
+        parts = entry_fragments(entries, tail.names, self.thread_id)
+        frame = "".join(html for _, html in parts) + tail.panel + offset_marker(result.next_offset)
+        await self.send(text_data=frame)
+        return {e.id for e in entries}
+
+    async def follow(self, seen: set[str]) -> None:
+        queue = self.subscription.queue
+        while True:
+            batch = await queue.get()
+            if batch is None:
+                await self.close(code=TRY_AGAIN)
+                return
+            if not seen:
+                await self.send(text_data=batch.frame)
+                continue
+            fresh = [i for i in batch.ids if i not in seen]
+            if not fresh:  # already sent by the catch-up; the panel may still be newer
+                await self.send(text_data=batch.panel)
+                continue
+            # Stream order: once an entry is new, the catch-up window is behind us.
+            parts = "".join(html for i, html in batch.parts if i not in seen)
+            seen = set()
+            await self.send(text_data=parts + batch.panel + offset_marker(batch.offset))
+
+    async def membership_revoked(self, event):
+        if event["house"] == getattr(self, "house_id", None):
+            await self.close(code=NOT_A_MEMBER)
+
+    async def disconnect(self, code):
+        if self.pump is not None:
+            self.pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.pump
+        if self.subscription is not None:
+            hub().unsubscribe(self.subscription)
+            self.subscription = None
+        if getattr(self, "house_id", None) is not None:
+            await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from threads import views
+
+urlpatterns = [
+    path("threads/<str:thread_id>/", views.thread_page, name="thread"),
+    path("threads/<str:thread_id>/runs", views.delegate_run, name="thread-run"),
+]
