@@ -148,3 +148,27 @@ def test_a_deleted_message_never_reaches_the_model(live):
     live.post("@helper what did I say?")
     live.settle()
     assert "hunter2" not in str(live.fake.requests[-1]["messages"])  # …and never again
+
+
+def test_now_and_the_stored_status_follow_each_step(live):
+    gate = live.fake.hold()  # the model call waits: the reply is mid-flight
+    live.fake.script(bash("echo step"), Text("all done"))
+    live.post("@helper step by step")
+    gate.arrived.wait(30)
+    body = live.now()
+    assert body["now"]["reply"]["agentId"] == live.world.bot.id
+    assert body["now"]["reply"]["phase"] == "thinking"
+    assert body["status"]["state"] == "working"
+    assert Thread.objects.get(pk=live.world.thread.pk).status == "working"
+    tool_gate = live.fake.hold()  # hold the answer after the tool round
+    gate.release()
+    tool_gate.arrived.wait(30)
+    body = live.now()
+    assert body["now"]["reply"]["round"] >= 1 and body["now"]["toolCalls"] == []
+    assert body["status"]["state"] == "working"
+    tool_gate.release()
+    live.settle()
+    body = live.now()
+    assert (body["now"]["reply"], body["now"]["waiting"]) == (None, [])
+    assert body["status"]["state"] == "done"
+    assert Thread.objects.get(pk=live.world.thread.pk).status == "done"
