@@ -19,11 +19,13 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.urls import path  # noqa: E402
 
+from boards.routing import websocket_urlpatterns as board_websocket_urlpatterns  # noqa: E402
 from houses.consumers import HouseConsumer  # noqa: E402
 from streams.server import create_app as create_streams_app  # noqa: E402
 from threads.consumers import ThreadConsumer  # noqa: E402
 
 websocket_urlpatterns = [
+    *board_websocket_urlpatterns,  # ws/houses/<slug>/board/, before the house route
     path("ws/threads/<str:thread_id>/", ThreadConsumer.as_asgi()),
     path("ws/houses/<slug:slug>/", HouseConsumer.as_asgi()),
 ]

@@ -10,4 +10,5 @@ urlpatterns = [
     path("", include("threads.page_urls")),
     path("", include("houses.urls")),
     path("", include("dispatch.urls")),
+    path("", include("boards.urls")),
 ]

@@ -49,10 +49,20 @@ class Backstage:
             threading.Thread(target=run, name="arbe-backstage", daemon=True).start()
             ready.wait()
             self.loop = loop
+            self.start_boards()
             if settings.BACKSTAGE_SWEEP_S > 0:
                 asyncio.run_coroutine_threadsafe(
                     self.sweep_forever(settings.BACKSTAGE_SWEEP_S, first_after=True), loop
                 )
+
+    def start_boards(self) -> None:
+        """Thread-safe: run the T3 board subscribers (``boards.service``) on this engine."""
+        if self.loop is None:
+            self.start_in_thread()  # which calls back here
+            return
+        from boards.service import board_service
+
+        self.loop.call_soon_threadsafe(board_service().start, self.loop)
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Run on an existing loop (``manage.py backstage``)."""

@@ -41,6 +41,9 @@ class HouseConsumer(AsyncWebsocketConsumer):
         if html:
             await self.send(text_data=html)
 
+    async def board_rows(self, event):
+        """Board rows changed: the board page's own socket renders those; nothing here."""
+
     async def membership_revoked(self, event):
         if event["house"] == self.house_id:
             await self.close(code=NOT_A_MEMBER)

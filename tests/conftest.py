@@ -5,7 +5,12 @@ import os
 
 import pytest
 
-pytest_plugins = ["tests.peers.embedded", "tests.peers.reference", "tests.peers.fake_llm"]
+pytest_plugins = [
+    "tests.peers.embedded",
+    "tests.peers.reference",
+    "tests.peers.fake_llm",
+    "tests.peers.t3_fake",
+]
 
 
 @pytest.fixture(scope="session")

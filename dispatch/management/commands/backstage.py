@@ -35,6 +35,7 @@ class Command(BaseCommand):
         if once:
             await self.sweep_once(engine)
             return
+        engine.start_boards()  # T3 board subscribers live in the worker, not in web processes
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             asyncio.get_running_loop().add_signal_handler(sig, stop.set)

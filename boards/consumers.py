@@ -1,0 +1,70 @@
+"""The board page's socket: ``board.rows`` house events become htmx out-of-band swaps.
+
+``boards.service.store`` sends ``board.rows`` (created, updated and removed row ids) to
+``house-<id>``; rows are re-rendered from the database, which stays the truth if an
+event is lost. Other house events are not this socket's business and are ignored.
+Non-members are closed with 4404.
+"""
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.http import Http404
+from django.template.loader import render_to_string
+
+from boards.models import BoardRow
+from houses.access import access_house
+
+NOT_A_MEMBER = 4404
+
+
+@database_sync_to_async
+def house_id_for(user, slug):
+    try:
+        return access_house(user, slug).house.pk
+    except Http404:
+        return None
+
+
+def rows_fragment(house_id: int, event: dict) -> str:
+    ids = [*event.get("created", []), *event.get("updated", [])]
+    rows = {
+        row.pk: row
+        for row in BoardRow.objects.filter(pk__in=ids, host__house_id=house_id).select_related(
+            "host"
+        )
+    }
+    return render_to_string(
+        "boards/_rows_oob.html",
+        {
+            "created": [rows[pk] for pk in event.get("created", []) if pk in rows],
+            "updated": [rows[pk] for pk in event.get("updated", []) if pk in rows],
+            "removed": event.get("removed", []),
+        },
+    )
+
+
+class BoardConsumer(AsyncWebsocketConsumer):
+    house_id = None
+
+    async def connect(self):
+        house_id = await house_id_for(self.scope["user"], self.scope["url_route"]["kwargs"]["slug"])
+        await self.accept()
+        if house_id is None:
+            await self.close(code=NOT_A_MEMBER)
+            return
+        self.house_id = house_id
+        await self.channel_layer.group_add(f"house-{house_id}", self.channel_name)
+
+    async def dispatch(self, message):
+        # The house group carries other engineers' events too; only ours have a handler here.
+        if message["type"].startswith("websocket.") or message["type"] == "board.rows":
+            await super().dispatch(message)
+
+    async def board_rows(self, event):
+        html = await database_sync_to_async(rows_fragment)(self.house_id, event)
+        if html.strip():
+            await self.send(text_data=html)
+
+    async def disconnect(self, code):
+        if self.house_id is not None:
+            await self.channel_layer.group_discard(f"house-{self.house_id}", self.channel_name)
