@@ -9,6 +9,7 @@ given when ``stream`` is false.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -36,6 +37,15 @@ def text_of(content: Any) -> str:
     return ""
 
 
+# arbe renders a conversation as "[Name]: text" paragraphs; the demo echoes the newest one.
+SPEAKER = re.compile(r"^\[[^\]\n]+\]: ", re.MULTILINE)
+
+
+def latest_message(prompt: str) -> str:
+    starts = [m.end() for m in SPEAKER.finditer(prompt)]
+    return prompt[starts[-1] :].split("\n\n")[0] if starts else prompt
+
+
 def answer_for(messages: list[dict[str, Any]]) -> str:
     last = messages[-1] if messages else {}
     if last.get("role") == "tool":
@@ -43,7 +53,7 @@ def answer_for(messages: list[dict[str, Any]]) -> str:
         summary = said[:200] + ("…" if len(said) > 200 else "")
         return f"{LABEL} The tool finished. It said: {summary or '(nothing)'}"
     users = [m for m in messages if m.get("role") == "user"]
-    said = text_of(users[-1].get("content")).strip() if users else ""
+    said = latest_message(text_of(users[-1].get("content")).strip()) if users else ""
     if len(said) > ECHO_CHARS:
         said = said[:ECHO_CHARS] + "…"
     return f"{LABEL} I can't think, but I can echo: {said or '(nothing)'}"

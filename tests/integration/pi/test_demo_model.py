@@ -133,3 +133,11 @@ async def test_pi_replies_through_the_demo_model(live_site, tmp_path):
     assert final_text(messages) == "(demo model) I can't think, but I can echo: hello demo"
     spend = spend_of(messages)
     assert spend.output > 0 and spend.costUsd == 0
+
+
+def test_the_demo_echoes_the_newest_message_of_a_rendered_conversation():
+    from dispatch.demo_model import answer_for
+
+    prompt = "The conversation so far:\n\n[owner]: hi\n\n[Helper]: hello\n\n[owner]: @helper again?"
+    answer = answer_for([{"role": "user", "content": prompt + "\n\nReply to the latest messages."}])
+    assert answer.endswith("I can't think, but I can echo: @helper again?")
