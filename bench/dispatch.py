@@ -16,7 +16,8 @@ import statistics
 import tempfile
 import time
 
-from bench.now import ROOT, setup_django
+from bench.docs import write_section
+from bench.now import setup_django
 
 
 def run(replies: int) -> tuple[list[float], list[float]]:
@@ -91,15 +92,7 @@ def main(argv=None) -> None:
     )
     print(table)
     if args.write_docs:
-        path = ROOT / "docs" / "performance.md"
-        text = path.read_text() if path.exists() else ""
-        before, _, rest = text.partition("<!-- bench:dispatch -->")
-        after = rest.split("<!-- bench:", 1)
-        tail = f"<!-- bench:{after[1]}" if len(after) > 1 else ""
-        stamp = time.strftime("%Y-%m-%d")
-        title = f"## Reply overhead (`python -m bench.dispatch`, {stamp})"
-        section = f"<!-- bench:dispatch -->\n{title}\n\n{table}\n\n"
-        path.write_text(before.rstrip() + "\n\n" + section + tail)
+        write_section("dispatch", "Reply overhead (`python -m bench.dispatch`)", table)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.docs import write_section
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"p50": 40.0, "p99": 150.0, "kib": 64.0}
-MARKER = "<!-- bench:fanout -->"
 
 
 def setup_django(var_dir: str) -> dict:
@@ -186,14 +187,7 @@ def verdict(results: list[dict]) -> str:
 
 
 def write_docs(table: str) -> None:
-    """Append (or refresh) this benchmark's section at the end of docs/performance.md."""
-    path = ROOT / "docs" / "performance.md"
-    text = path.read_text() if path.exists() else ""
-    head = text.split(MARKER)[0].rstrip()
-    stamp = time.strftime("%Y-%m-%d")
-    path.write_text(
-        f"{head}\n\n{MARKER}\n## Live fan-out (`bench/fanout.py`, {stamp})\n\n{table}\n"
-    )
+    write_section("fanout", "Live fan-out (`python -m bench.fanout`)", table)
 
 
 def main(argv: list[str] | None = None) -> None:

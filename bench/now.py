@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.docs import write_section
+
 ROOT = Path(__file__).resolve().parent.parent
 LENGTHS = (1_000, 10_000, 100_000)
 TAIL = 20  # entries after the director's decided offset
@@ -142,12 +144,7 @@ def main(argv=None) -> None:
     )
     print(table)
     if args.write_docs:
-        path = ROOT / "docs" / "performance.md"
-        text = path.read_text() if path.exists() else ""
-        head = text.split("<!-- bench:now -->")[0].rstrip()
-        stamp = time.strftime("%Y-%m-%d")
-        title = f"## Current view (`python -m bench.now`, {stamp})"
-        path.write_text(f"{head}\n\n<!-- bench:now -->\n{title}\n\n{table}\n")
+        write_section("now", "Current view (`python -m bench.now`)", table)
 
 
 if __name__ == "__main__":

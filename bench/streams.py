@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
+from bench.docs import write_section
+
 ROOT = Path(__file__).resolve().parent.parent
 MESSAGE = json.dumps({"k": "x" * 91}).encode()  # 100 bytes of JSON
 assert len(MESSAGE) == 100
@@ -188,22 +190,23 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def measure(url: str, sizes: Sizes) -> dict[str, float]:
-    seq, conc, read, p50, p99 = [], [], [], [], []
-    for _ in range(sizes.rounds):
-        seq.append(sequential_appends(url, sizes.sequential))
-        conc.append(concurrent_appends(url, sizes.concurrent_clients, sizes.concurrent_each))
-        read.append(catchup_read(url, sizes.catchup))
-        lat = wake_latencies(url, sizes.wakes)
-        p50.append(percentile(lat, 0.50))
-        p99.append(percentile(lat, 0.99))
+def measure_round(url: str, sizes: Sizes) -> dict[str, float]:
+    """One round of every row against one server, in the table's order."""
+    seq = sequential_appends(url, sizes.sequential)
+    conc = concurrent_appends(url, sizes.concurrent_clients, sizes.concurrent_each)
+    read = catchup_read(url, sizes.catchup)
+    lat = wake_latencies(url, sizes.wakes)
     return {
-        "sequential appends/s": statistics.median(seq),
-        f"{sizes.concurrent_clients} concurrent clients appends/s": statistics.median(conc),
-        f"catch-up read {sizes.catchup // 1000}k msgs MB/s": statistics.median(read),
-        "append→long-poll wake p50 ms": statistics.median(p50),
-        "append→long-poll wake p99 ms": statistics.median(p99),
+        "sequential appends/s": seq,
+        f"{sizes.concurrent_clients} concurrent clients appends/s": conc,
+        f"catch-up read {sizes.catchup // 1000}k msgs MB/s": read,
+        "append→long-poll wake p50 ms": percentile(lat, 0.50),
+        "append→long-poll wake p99 ms": percentile(lat, 0.99),
     }
+
+
+def medians(rounds: list[dict[str, float]]) -> dict[str, float]:
+    return {metric: statistics.median(r[metric] for r in rounds) for metric in rounds[0]}
 
 
 def render(results: dict[str, dict[str, float]], reference: str) -> str:
@@ -262,11 +265,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--write-docs", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else Sizes()
-    results: dict[str, dict[str, float]] = {}
-    for name, launch in launchers().items():
-        print(f"… {name}", flush=True)
-        with launch() as url:
-            results[name] = measure(url, sizes)
+    # All servers stay up and the rounds interleave (round k of each server, then round
+    # k+1, in rotating order), so load drifting on a shared machine hits every side alike.
+    samples: dict[str, list[dict[str, float]]] = {}
+    with contextlib.ExitStack() as stack:
+        urls = {}
+        for name, launch in launchers().items():
+            print(f"… starting {name}", flush=True)
+            urls[name] = stack.enter_context(launch())
+            samples[name] = []
+        names = list(urls)
+        for round_no in range(sizes.rounds):
+            for name in names[round_no % len(names) :] + names[: round_no % len(names)]:
+                print(f"… round {round_no + 1}/{sizes.rounds}: {name}", flush=True)
+                samples[name].append(measure_round(urls[name], sizes))
+    results = {name: medians(rounds) for name, rounds in samples.items()}
     table = render(results, reference=REFERENCE)
     print(table)
     if args.write_docs:
@@ -274,13 +287,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def write_docs(table: str, sizes: Sizes) -> None:
-    path = ROOT / "docs" / "performance.md"
-    intro = path.read_text().split("<!-- bench:streams -->")[0] if path.exists() else ""
-    stamp = time.strftime("%Y-%m-%d")
-    path.write_text(
-        f"{intro}<!-- bench:streams -->\n## Latest `make bench` ({stamp}, {sizes.rounds} rounds, "
-        f"medians)\n\n{table}\n"
-    )
+    title = f"Durable Streams: embedded vs reference ({sizes.rounds} rounds, medians)"
+    write_section("streams", title, table)
 
 
 if __name__ == "__main__":

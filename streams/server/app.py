@@ -110,7 +110,7 @@ class StreamsApp:
         return await read_body(receive, MAX_BODY)
 
     async def write(self, op) -> Outcome:
-        return await asyncio.wrap_future(writer.submit(op))
+        return await writer.submit_async(op)
 
     # PUT -----------------------------------------------------------------
 

@@ -40,6 +40,8 @@ class Batch:
         self.changed: dict[str, tuple[int, bool, bool]] = {}
         # stream id -> its tail before this batch (see deliveries()).
         self.initial_tails: dict[int, int] = {}
+        # Rows decided from the writer's memory: id -> mutable values to check (fastpath.py).
+        self.expected: dict[int, list] | None = None
 
     # Loading -------------------------------------------------------------
 

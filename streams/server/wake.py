@@ -8,10 +8,11 @@ tail it last saw, so a wake-up that changes nothing for it is ignored.
 """
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 logger = logging.getLogger(__name__)
 
@@ -22,28 +23,53 @@ POLL_INTERVAL = 0.075
 class Waiter:
     name: str
     loop: asyncio.AbstractEventLoop
-    event: asyncio.Event = field(default_factory=asyncio.Event)
     # (tail, closed) as last read; None until the first read.
     seen: tuple[int, bool] | None = None
     # Why the wait must end whatever the data: "disconnect" or "shutdown".
     ended: str | None = None
     # From the writer of this process: (tail before, row, messages) it just committed.
     delivery: tuple | None = None
+    # A wake-up that no wait() has taken yet, and the future a wait() is parked on.
+    woken: bool = False
+    parked: asyncio.Future | None = None
 
     def wake(self) -> None:
-        self.loop.call_soon_threadsafe(self.event.set)
+        self.loop.call_soon_threadsafe(self.set)
+
+    def set(self) -> None:
+        """On the loop: wake the wait in progress, or the next one."""
+        self.woken = True
+        parked = self.parked
+        if parked is not None and not parked.done():
+            parked.set_result(True)
 
     def end(self, reason: str) -> None:
         self.ended = self.ended or reason
         self.wake()
 
     async def wait(self, timeout: float) -> bool:
-        try:
-            await asyncio.wait_for(self.event.wait(), timeout)
-        except TimeoutError:
-            return False
-        self.event.clear()
+        """True once woken (taking the wake-up), False after ``timeout`` seconds.
+
+        A bare future and a timer: ``asyncio.wait_for(event.wait())`` costs a task and
+        two more loop iterations between the wake-up and the answer.
+        """
+        if not self.woken:
+            parked = self.parked = self.loop.create_future()
+            timer = self.loop.call_later(timeout, _expire, parked)
+            try:
+                await parked
+            finally:
+                timer.cancel()
+                self.parked = None
+            if not self.woken:
+                return False
+        self.woken = False
         return True
+
+
+def _expire(parked: asyncio.Future) -> None:
+    if not parked.done():
+        parked.set_result(False)
 
 
 class WakeHub:
@@ -98,10 +124,14 @@ class WakeHub:
                 for waiter in self._waiters.get(name, ())
                 if gone or waiter.seen != (tail, closed)
             ]
+        per_loop: dict[asyncio.AbstractEventLoop, list[Waiter]] = {}
         for waiter, name in targets:
             if deliveries:
                 waiter.delivery = deliveries.get(name)
-            waiter.wake()
+            per_loop.setdefault(waiter.loop, []).append(waiter)
+        for loop, waiters in per_loop.items():  # one thread-safe call per loop, not per waiter
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(_set_all, waiters)
 
     def waited_names(self) -> list[str]:
         with self._lock:
@@ -121,6 +151,11 @@ class WakeHub:
                         target=target, args=(self,), name="streams-wake", daemon=True
                     ).start()
         self._ready.wait(5)
+
+
+def _set_all(waiters: list[Waiter]) -> None:
+    for waiter in waiters:
+        waiter.set()
 
 
 def _listen_postgres(hub: WakeHub) -> None:
