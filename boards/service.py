@@ -14,10 +14,10 @@ import asyncio
 import logging
 import random
 
-from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
-from django.db import close_old_connections, transaction
+from django.db import transaction
 
+from arbe_site.concurrency import in_thread
 from boards.models import BoardRow, T3Host
 from boards.t3 import FIELDS, META, apply
 from boards.t3.rpc import Client, RpcError, StreamChunk, StreamDone, StreamError
@@ -57,7 +57,7 @@ class HostSubscriber:
 
     async def run(self) -> None:
         while True:
-            host = await _in_thread(_enabled_host, self.host_id)
+            host = await in_thread(_enabled_host, self.host_id)
             if host is None:
                 return  # removed or disabled: the supervisor starts us again if it comes back
             try:
@@ -70,7 +70,7 @@ class HostSubscriber:
             await asyncio.sleep(self.backoff.next())
 
     async def follow(self, host: T3Host) -> None:
-        self.rows = await _in_thread(_stored_rows, host)
+        self.rows = await in_thread(_stored_rows, host)
         client = await Client.connect(host.url, token=host.token or None, **self.connect)
         try:
             subscription = await client.subscribe(SHELL, {})
@@ -92,18 +92,8 @@ class HostSubscriber:
         changed = [row for key, row in rows.items() if self.rows.get(key) != row]
         removed = [key[1] for key in self.rows if key not in rows]
         if changed or removed:
-            await _in_thread(store, host, changed, removed)
+            await in_thread(store, host, changed, removed)
         self.rows = rows
-
-
-async def _in_thread(func, *args):
-    def call():
-        try:
-            return func(*args)
-        finally:
-            close_old_connections()
-
-    return await sync_to_async(call, thread_sensitive=False)()
 
 
 def _enabled_host(host_id: int) -> T3Host | None:
@@ -183,7 +173,7 @@ class BoardService:
 
     async def rescan(self) -> None:
         # A host whose url, token or label changed gets a fresh subscriber (a new key).
-        hosts = await _in_thread(
+        hosts = await in_thread(
             lambda: list(
                 T3Host.objects.filter(enabled=True).values_list("pk", "url", "token", "label")
             )

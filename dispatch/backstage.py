@@ -15,9 +15,10 @@ import dataclasses
 import logging
 import threading
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import async_to_sync
 from django.conf import settings
-from django.db import close_old_connections
+
+from arbe_site.concurrency import in_thread
 
 logger = logging.getLogger(__name__)
 DIRECTOR_CHANNEL = "director"
@@ -161,16 +162,6 @@ class Backstage:
                 await asyncio.sleep(0.02)
 
         asyncio.run_coroutine_threadsafe(asyncio.wait_for(idle(), timeout), self.loop).result()
-
-
-async def in_thread(func, *args):
-    def call():
-        try:
-            return func(*args)
-        finally:
-            close_old_connections()
-
-    return await sync_to_async(call, thread_sensitive=False)()
 
 
 def _record_director_failure(thread_id: str, exc: Exception) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from arbe_site.concurrency import in_thread
 from arbe_site.ids import time_ordered_id
 from dispatch.conversation import Conversation, load_conversation, new_messages
 from dispatch.director import StartReply
@@ -48,7 +49,6 @@ class Attempt:
 
 
 async def run_reply(start: StartReply) -> None:
-    from dispatch.backstage import in_thread
 
     convo: Conversation = await in_thread(load_conversation, start)
     writer = async_stream_writer()

@@ -17,6 +17,7 @@ import httpx
 import msgspec
 from django.conf import settings
 
+from arbe_site.concurrency import in_thread
 from arbe_site.ids import time_ordered_id
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for
 from dispatch.pi.process import PiConfig, PiError, PiSession
@@ -111,7 +112,6 @@ class SandboxWriter:
 
 
 async def run_coding(claim: Claim) -> None:
-    from dispatch.backstage import in_thread
 
     child, bot = await in_thread(_load, claim)
     sandbox = SandboxWriter(claim, child.stream_name)

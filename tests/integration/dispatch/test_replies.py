@@ -163,9 +163,9 @@ def test_now_and_the_stored_status_follow_each_step(live):
     tool_gate = live.fake.hold()  # hold the answer after the tool round
     gate.release()
     tool_gate.arrived.wait(30)
-    body = live.now()
-    assert body["now"]["reply"]["round"] >= 1 and body["now"]["toolCalls"] == []
-    assert body["status"]["state"] == "working"
+    # Pi asked for round 1 once the tool ran; the reply records that as it reads Pi's events.
+    body = live.wait_for(lambda: (b := live.now())["now"]["reply"]["round"] >= 1 and b)
+    assert body["now"]["toolCalls"] == [] and body["status"]["state"] == "working"
     tool_gate.release()
     live.settle()
     body = live.now()
