@@ -16,8 +16,10 @@ from django.views.decorators.csrf import csrf_exempt
 
 from houses.access import NotChat
 from houses.auth import BadCredentials, aprincipal_from_request, principal_from_request
+from streams.errors import StreamNotFound
 from threads.entries import EntryError
 from threads.permissions import WriteRefused
+from threads.reading import ThreadLogMissing
 
 _encoder = msgspec.json.Encoder()
 
@@ -49,10 +51,16 @@ ERRORS = [
     (EntryError, 400),
     (BadInput, 400),
     (NotChat, 400),
+    (ThreadLogMissing, 503),
 ]
+# Failures of the stream server are ours, not the caller's; their texts name internal URLs.
+UPSTREAM = {StreamNotFound: "The thread's log is missing from the stream server."}
 
 
 def _answer(exc: Exception) -> HttpResponse:
+    for kind, text in UPSTREAM.items():
+        if isinstance(exc, kind):
+            return error(503, text)
     for kind, status in ERRORS:
         if isinstance(exc, kind):
             text = str(exc) or {404: "Not found.", 403: "Forbidden."}.get(status, "")

@@ -1,8 +1,17 @@
 """Reading a thread's entries from its stream (raw reads keep everything)."""
 
+from streams.errors import StreamNotFound
 from threads.entries import Entry, decode_entry, first_of_each_id
 from threads.models import stream_name_for
 from threads.recency import stream_writer
+
+
+class ThreadLogMissing(Exception):
+    """The thread's row exists but its stream doesn't: the stream server lost it, or
+    ``DURABLE_STREAMS_URL`` now names a server that never had it. Nothing is invented."""
+
+    def __str__(self) -> str:
+        return f"The log of this thread ({self.args[0]}) is missing from the stream server."
 
 
 def read_entries(thread_id_or_stream: str, offset: str = "-1") -> tuple[list[Entry], str]:
@@ -12,7 +21,10 @@ def read_entries(thread_id_or_stream: str, offset: str = "-1") -> tuple[list[Ent
         if thread_id_or_stream.startswith("arbe-thread-")
         else stream_name_for(thread_id_or_stream)
     )
-    result = stream_writer().catch_up(name, offset)
+    try:
+        result = stream_writer().catch_up(name, offset)
+    except StreamNotFound:
+        raise ThreadLogMissing(name) from None
     return [decode_entry(raw) for raw in result.messages or ()], result.next_offset
 
 

@@ -9,6 +9,7 @@ from houses.access import access_person_thread
 from houses.membership import agent_for_user
 from houses.principals import person
 from threads.fragments import page_context
+from threads.reading import ThreadLogMissing
 from threads.status_sync import now_ms
 
 
@@ -19,7 +20,11 @@ def viewer(user):
 @login_required
 def thread_page(request, thread_id):
     access = access_person_thread(viewer(request.user), thread_id)
-    return render(request, "threads/thread.html", page_context(access, now_ms=now_ms()))
+    try:
+        return render(request, "threads/thread.html", page_context(access, now_ms=now_ms()))
+    except ThreadLogMissing as exc:
+        context = {"thread": access.thread, "problem": str(exc)}
+        return render(request, "threads/missing_log.html", context, status=503)
 
 
 @login_required

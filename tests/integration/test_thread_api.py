@@ -166,3 +166,24 @@ def test_creating_a_thread_creates_its_stream_with_a_created_signal(world):
     (created,) = read_entries(thread_id)[0]
     assert created.type == "signal.thread.created"
     assert created.authorId == world.member.agent.id
+
+
+def test_a_thread_whose_stream_is_missing_says_so_and_invents_nothing(world):
+    from threads.recency import stream_writer
+
+    stream_writer().delete(world.thread.stream_name)
+    client = world.client_for(world.member)
+    response = client.get(f"/api/threads/{world.thread.id}/now")
+    assert response.status_code == 503
+    assert "missing from the stream server" in response.json()["error"]
+    page = client.get(f"/threads/{world.thread.id}/")
+    assert page.status_code == 503 and b"missing from the stream server" in page.content
+
+
+def test_posting_to_a_thread_whose_stream_is_missing_is_a_503(world):
+    from threads.recency import stream_writer
+
+    stream_writer().delete(world.thread.stream_name)
+    response = post(world.client_for(world.member), world.thread, "anyone?")
+    assert response.status_code == 503
+    assert "missing" in response.json()["error"] and "invalid" not in response.json()["error"]
