@@ -10,10 +10,55 @@ import asyncio
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
+
 from streams import errors, wire
-from streams.wire import JSON, AppendResult, ProducerState
+from streams.wire import JSON, AppendResult, Backoff, Call, append_call, decode_append
+
+
+@dataclass(slots=True)
+class ProducerState:
+    """An idempotent producer's identity and position: ``(id, epoch, next seq)``.
+
+    A retry after a transient failure resends the *same* seq, so the server
+    answers 204 (duplicate) if the first try landed: an append happens once.
+    """
+
+    producer_id: str
+    epoch: int = 0
+    seq: int = 0
+    auto_claim: bool = False
+    backoff: Backoff = field(default_factory=Backoff)
+
+    def call(self, name: str, body: bytes, content_type: str, close: bool = False) -> Call:
+        return append_call(
+            name,
+            body,
+            content_type=content_type,
+            close=close,
+            producer=(self.producer_id, self.epoch, self.seq),
+        )
+
+    def feed(self, response: httpx.Response) -> AppendResult | None:
+        """The result, or None to send again (after an auto-claim took a new epoch)."""
+        try:
+            result = decode_append(response)
+        except errors.ProducerStale as exc:
+            if not self.auto_claim:
+                raise
+            self.epoch, self.seq = exc.current_epoch + 1, 0
+            return None
+        self.seq += 1
+        return result
+
+    def retry_delay(self, attempt: int, error: errors.StreamError) -> float:
+        """Seconds to wait before resending the same seq; re-raises what is not transient."""
+        if not error.transient or attempt + 1 >= self.backoff.attempts:
+            raise error
+        return self.backoff.delay(attempt, error)
 
 
 class _ProducerBase:

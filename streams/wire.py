@@ -1,10 +1,10 @@
 """The Durable Streams wire format, shared by the sync and async service clients.
 
 Everything here is free of I/O: functions build a ``Call`` (one HTTP request)
-and decode an ``httpx.Response`` into a typed result or a typed error, and two
-small state machines (``CatchUp``, ``ProducerState``) hold the loops of a
-catch-up read and of an idempotent producer's retries. The clients in
-``streams.client`` only send calls and sleep.
+and decode an ``httpx.Response`` into a typed result or a typed error, and a
+small state machine (``CatchUp``) holds the loop of a catch-up read (the
+producer's lives in ``streams.producers``). The clients in ``streams.client``
+only send calls and sleep.
 
 Offsets are opaque: they are read from ``Stream-Next-Offset`` and sent back
 URL-encoded, never parsed or made up. ``-1`` (start) and ``now`` (tail) are the
@@ -368,45 +368,3 @@ class Backoff:
         if hint is not None:
             return min(hint, self.cap * 6)
         return random.uniform(0, min(self.cap, self.base * 2**attempt))
-
-
-@dataclass(slots=True)
-class ProducerState:
-    """An idempotent producer's identity and position: ``(id, epoch, next seq)``.
-
-    A retry after a transient failure resends the *same* seq, so the server
-    answers 204 (duplicate) if the first try landed: an append happens once.
-    """
-
-    producer_id: str
-    epoch: int = 0
-    seq: int = 0
-    auto_claim: bool = False
-    backoff: Backoff = field(default_factory=Backoff)
-
-    def call(self, name: str, body: bytes, content_type: str, close: bool = False) -> Call:
-        return append_call(
-            name,
-            body,
-            content_type=content_type,
-            close=close,
-            producer=(self.producer_id, self.epoch, self.seq),
-        )
-
-    def feed(self, response: httpx.Response) -> AppendResult | None:
-        """The result, or None to send again (after an auto-claim took a new epoch)."""
-        try:
-            result = decode_append(response)
-        except errors.ProducerStale as exc:
-            if not self.auto_claim:
-                raise
-            self.epoch, self.seq = exc.current_epoch + 1, 0
-            return None
-        self.seq += 1
-        return result
-
-    def retry_delay(self, attempt: int, error: errors.StreamError) -> float:
-        """Seconds to wait before resending the same seq; re-raises what is not transient."""
-        if not error.transient or attempt + 1 >= self.backoff.attempts:
-            raise error
-        return self.backoff.delay(attempt, error)

@@ -5,6 +5,7 @@ import pytest
 
 from streams import errors, wire
 from streams.client import DurableStreamClient
+from streams.producers import ProducerState
 
 
 def response(status: int, headers: dict | None = None, content: bytes = b"", method: str = "GET"):
@@ -156,7 +157,7 @@ def test_backoff_honours_retry_after_and_grows():
 
 
 def test_producer_state_resends_the_same_seq_and_claims():
-    state = wire.ProducerState("p", auto_claim=True, backoff=wire.Backoff(attempts=2))
+    state = ProducerState("p", auto_claim=True, backoff=wire.Backoff(attempts=2))
     assert dict(state.call("s", b"{}", "application/json").headers)["producer-seq"] == "0"
     assert state.retry_delay(0, errors.TransportError()) >= 0
     with pytest.raises(errors.TransportError):
