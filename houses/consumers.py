@@ -1,8 +1,9 @@
 """The house page's socket: thread rows and badges kept live from house events.
 
-``threads.status_sync.announce`` sends ``thread.status`` to ``house-<id>`` after a
-status write; the row is re-rendered from the database row, which stays the truth
-if an event is lost. Non-members are closed with 4404.
+``threads.status_sync.announce`` sends ``thread.status`` after a status write and
+``threads.recency`` sends ``thread.row`` after a new entry or a new thread; the row
+is re-rendered from the database row, which stays the truth if an event is lost.
+Non-members are closed with 4404.
 """
 
 from channels.db import database_sync_to_async
@@ -40,6 +41,9 @@ class HouseConsumer(AsyncWebsocketConsumer):
         html = await database_sync_to_async(row_fragment)(self.house_id, event["thread"])
         if html:
             await self.send(text_data=html)
+
+    # New entries move a row too (``threads.recency`` announces it when no status changed).
+    thread_row = thread_status
 
     async def board_rows(self, event):
         """Board rows changed: the board page's own socket renders those; nothing here."""

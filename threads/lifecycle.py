@@ -6,7 +6,7 @@ from arbe_site.ids import time_ordered_id
 from houses.models import Agent, House
 from threads.entries import Entry, ThreadCreated
 from threads.models import Thread, new_thread_id, stream_name_for
-from threads.recency import stream_writer
+from threads.recency import announce_row, stream_writer
 
 JSON = "application/json"
 
@@ -41,7 +41,7 @@ def create_thread(
         author=by.id if by else None,
     )
     writer.append(stream_name_for(thread_id), created)
-    return Thread.objects.create(
+    thread = Thread.objects.create(
         id=thread_id,
         house=house,
         title=title,
@@ -49,3 +49,5 @@ def create_thread(
         parent=parent,
         last_entry_ts=created.ts,
     )
+    announce_row(thread.id)
+    return thread

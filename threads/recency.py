@@ -11,10 +11,13 @@ service-client constructor appears anywhere else.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Sequence
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.db import close_old_connections
 from django.db.models import Q
 
@@ -28,6 +31,7 @@ from streams.wire import AppendResult
 from threads.entries import Entry, encode_entry
 from threads.models import EntryLocation, Thread
 
+logger = logging.getLogger(__name__)
 THREAD_STREAM_PREFIX = "arbe-thread-"
 THROTTLE_S = 1.0
 
@@ -47,6 +51,20 @@ def bump_last_entry_ts(thread_id: str, ts: int) -> int:
     )
 
 
+def announce_row(thread_id: str) -> None:
+    """Tell the house's live pages that a thread row moved; the row stays the truth."""
+    house_id = Thread.objects.filter(pk=thread_id).values_list("house_id", flat=True).first()
+    layer = get_channel_layer()
+    if house_id is None or layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(
+            f"house-{house_id}", {"type": "thread.row", "thread": thread_id}
+        )
+    except Exception:  # a lost event is repaired by the next page load
+        logger.exception("could not announce the row of thread %s", thread_id)
+
+
 class RecencyThrottle:
     """At most one recency write per thread per second, with a trailing write.
 
@@ -62,7 +80,7 @@ class RecencyThrottle:
         self._pending: dict[str, int] = {}
         self._timers: dict[str, threading.Timer] = {}
 
-    def bump(self, thread_id: str, ts: int) -> None:
+    def bump(self, thread_id: str, ts: int, *, announce: bool = True) -> None:
         with self._lock:
             now = time.monotonic()
             last = self._last_write.get(thread_id)
@@ -79,8 +97,8 @@ class RecencyThrottle:
                     timer.daemon = True
                     self._timers[thread_id] = timer
                     timer.start()
-        if write_now:
-            bump_last_entry_ts(thread_id, ts)
+        if write_now and bump_last_entry_ts(thread_id, ts) and announce:
+            announce_row(thread_id)
 
     def _flush(self, thread_id: str) -> None:
         with self._lock:
@@ -90,7 +108,8 @@ class RecencyThrottle:
         if ts is None:
             return
         try:
-            bump_last_entry_ts(thread_id, ts)
+            if bump_last_entry_ts(thread_id, ts):
+                announce_row(thread_id)
         finally:
             close_old_connections()
 
@@ -124,10 +143,13 @@ def after_append(
     if thread_id is None or not entries:
         return
     # Status tracking folds the stream through this module's writer: import it late.
+    from threads.status import moves_status
     from threads.status_sync import track_after_append
 
     locate_chat(thread_id, entries, next_offset)
-    throttle.bump(thread_id, max(e.ts for e in entries))
+    # A status write announces the row itself; otherwise recency does, so the house list
+    # follows new entries too.
+    throttle.bump(thread_id, max(e.ts for e in entries), announce=not moves_status(entries))
     track_after_append(thread_id, entries)
 
 

@@ -36,3 +36,29 @@ async def test_revoking_membership_closes_the_house_socket(world):
     await sync_to_async(remove_member)(membership)
     assert await closed_with(socket) == 4404
     await socket.disconnect()
+
+
+async def test_a_new_thread_appears_live(world):
+    from threads.lifecycle import create_thread
+
+    socket = await open_socket(f"/ws/houses/{world.house.slug}/", world.member)
+    thread = await sync_to_async(create_thread)(
+        house=world.house, title="Fresh topic", by=world.owner.agent
+    )
+    text = await frame_with(socket, f'id="thread-{thread.id}"')
+    assert "Fresh topic" in text and 'hx-swap-oob="afterbegin:#threads"' in text
+    await socket.disconnect()
+
+
+async def test_an_entry_that_moves_no_status_still_moves_the_row(world):
+    from threads.entries import PiCompaction
+    from threads.lifecycle import new_entry
+    from threads.recency import stream_writer, throttle
+
+    socket = await open_socket(f"/ws/houses/{world.house.slug}/", world.member)
+    throttle.reset()  # creating the threads opened recency windows
+    entry = new_entry(PiCompaction(reason="manual"))
+    await sync_to_async(stream_writer().append)(world.other_thread.stream_name, entry)
+    text = await frame_with(socket, f'id="thread-{world.other_thread.id}"')
+    assert 'hx-swap-oob="afterbegin:#threads"' in text
+    await socket.disconnect()
