@@ -25,6 +25,7 @@ from streams.server.protocol import (
     parse_producer,
     parse_sub_offset,
     parse_ttl,
+    require_live,
 )
 from streams.server.sse import serve_sse
 from streams.server.wake import hub, watch_disconnect
@@ -220,11 +221,7 @@ class StreamsApp:
 
     async def _read(self, request, offset, after, live, cursor, waiter, receive, send):
         snap = await reads.snapshot(request.name, after, with_messages=offset != "now" or live)
-        row = snap.row
-        if row is None:
-            raise ProtocolError(404, "Stream not found")
-        if row.soft_deleted:
-            raise ProtocolError(410, "Stream is gone")
+        row = require_live(snap.row)
         self.touch(row)
         tail = format_offset(row.tail)
         if offset == "now" and live != "long-poll":

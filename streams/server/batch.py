@@ -18,6 +18,7 @@ from streams.server.protocol import (
     json_messages,
     json_values,
     normalize_content_type,
+    require_live,
 )
 
 NEXT = "Stream-Next-Offset"
@@ -146,11 +147,7 @@ class Batch:
             self.dirty_streams[row.id] = row
 
     def append(self, op: AppendOp) -> Outcome:
-        row = self.load(op.name)
-        if row is None:
-            raise ProtocolError(404, "Stream not found")
-        if row.soft_deleted:
-            raise ProtocolError(410, "Stream is gone")
+        row = require_live(self.load(op.name))
         producer = op.producer
         if row.closed:
             if producer is not None and (
@@ -348,11 +345,7 @@ class Batch:
         return first[:sub_offset]
 
     def delete(self, op: DeleteOp) -> Outcome:
-        row = self.load(op.name)
-        if row is None:
-            raise ProtocolError(404, "Stream not found")
-        if row.soft_deleted:
-            raise ProtocolError(410, "Stream is gone")
+        row = require_live(self.load(op.name))
         if row.ref_count > 0:
             row.soft_deleted = True
             self.dirty(row)

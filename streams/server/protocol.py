@@ -37,6 +37,16 @@ class Producer:
     seq: int
 
 
+def require_live(row):
+    """The stream row, if there is one to act on: 404 when missing, 410 once soft-deleted
+    (a deleted stream that still has forks)."""
+    if row is None:
+        raise ProtocolError(404, "Stream not found")
+    if row.soft_deleted:
+        raise ProtocolError(410, "Stream is gone")
+    return row
+
+
 def normalize_content_type(value: str | None) -> str:
     """The media type alone, lower-cased (``Application/JSON; charset=utf-8`` → JSON)."""
     if not value:

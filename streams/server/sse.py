@@ -14,7 +14,7 @@ import re
 from streams.server import reads
 from streams.server.http import encode_headers
 from streams.server.offsets import format_offset, response_cursor
-from streams.server.protocol import ProtocolError, is_json, normalize_content_type
+from streams.server.protocol import is_json, normalize_content_type, require_live
 from streams.server.wake import hub, watch_disconnect
 
 SSE_MAX_SECONDS = 60.0
@@ -50,11 +50,7 @@ async def serve_sse(app, request, after, client_cursor, receive, send):
     waiter = hub.register(request.name)
     try:
         snap = await reads.snapshot(request.name, after)
-        row = snap.row
-        if row is None:
-            raise ProtocolError(404, "Stream not found")
-        if row.soft_deleted:
-            raise ProtocolError(410, "Stream is gone")
+        row = require_live(snap.row)
         app.touch(row)
         headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         encode = encoder(row.content_type)

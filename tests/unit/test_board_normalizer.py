@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from boards.t3 import META, Row, apply, normalize
+from tests.t3_items import enrichment, shell_snapshot, shell_thread
 
 T0 = "2026-11-05T00:00:00.000Z"
 T1 = "2026-11-05T00:01:00.000Z"
@@ -13,39 +14,7 @@ T2 = "2026-11-05T00:02:00.000Z"
 T3 = "2026-11-05T00:03:00.000Z"
 
 
-def shell_thread(thread_id="t1", **fields):
-    return {
-        "id": thread_id,
-        "title": "Example",
-        "status": "idle",
-        "latestVisibleMessage": None,
-    } | fields
-
-
-def shell_snapshot(*threads, archived=(), sequence=123):
-    return {
-        "kind": "snapshot",
-        "snapshot": {
-            "schemaVersion": 2,
-            "snapshotSequence": sequence,
-            "projects": [],
-            "threads": list(threads),
-            "archivedThreads": list(archived),
-        },
-    }
-
-
-ENRICHMENT = {
-    "kind": "snapshot",
-    "resolvedRepositoryIdentityRoots": ["/redacted"],
-    "snapshot": {
-        "schemaVersion": 2,
-        "snapshotSequence": 123,
-        "projects": [],
-        "threads": [],
-        "archivedThreads": [],
-    },
-}
+ENRICHMENT = enrichment()
 
 
 def event(kind, payload, sequence=124, thread_id="t1", **base):

@@ -14,32 +14,20 @@ from boards.service import Backoff, HostSubscriber
 from boards.t3.rpc import Client, StreamChunk, StreamError
 from tests.factories import make_house, make_user
 from tests.peers.ports import free_port
+from tests.t3_items import enrichment, shell_snapshot, shell_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def thread(thread_id, title=None, status="idle", **fields):
-    return {"id": thread_id, "title": title or thread_id.upper(), "status": status} | fields
+    return shell_thread(thread_id, title=title or thread_id.upper(), status=status, **fields)
 
 
 def snapshot(*threads, sequence=10):
-    return {
-        "kind": "snapshot",
-        "snapshot": {
-            "schemaVersion": 2,
-            "snapshotSequence": sequence,
-            "projects": [],
-            "threads": list(threads),
-            "archivedThreads": [],
-        },
-    }
+    return shell_snapshot(*threads, sequence=sequence)
 
 
-ENRICHMENT = {
-    "kind": "snapshot",
-    "resolvedRepositoryIdentityRoots": ["/repo"],
-    "snapshot": {"schemaVersion": 2, "snapshotSequence": 10, "projects": [], "threads": []},
-}
+ENRICHMENT = enrichment(["/repo"], sequence=10)
 
 
 def stored(host_id):

@@ -1,5 +1,6 @@
 """Two serve_streams processes on one database: wake-ups and auth."""
 
+import contextlib
 import tempfile
 import threading
 import uuid
@@ -56,9 +57,10 @@ def test_sqlite_long_poll_woken_by_append_in_another_process(sqlite_pair):
     assert_long_poll_woken_by_other_process(a.url, b.url)
 
 
-@pytest.mark.postgres
-def test_postgres_long_poll_woken_by_notify_from_another_process(postgres_server_url):
-    url = postgres.create_database(postgres_server_url)
+@contextlib.contextmanager
+def postgres_pair(server_url: str):
+    """Two serve_streams processes on one fresh, migrated Postgres database."""
+    url = postgres.create_database(server_url)
     try:
         with tempfile.TemporaryDirectory(prefix="arbe-ds-pg-") as tmp:
             migrate(url, tmp)
@@ -66,9 +68,15 @@ def test_postgres_long_poll_woken_by_notify_from_another_process(postgres_server
                 serve_streams(url, tmp, long_poll_ms=LONG_POLL_MS) as a,
                 serve_streams(url, tmp, long_poll_ms=LONG_POLL_MS) as b,
             ):
-                assert_long_poll_woken_by_other_process(a.url, b.url)
+                yield a, b
     finally:
         postgres.drop_database(url)
+
+
+@pytest.mark.postgres
+def test_postgres_long_poll_woken_by_notify_from_another_process(postgres_server_url):
+    with postgres_pair(postgres_server_url) as (a, b):
+        assert_long_poll_woken_by_other_process(a.url, b.url)
 
 
 def test_bearer_auth_when_a_secret_is_set(embedded_ds):
@@ -117,11 +125,5 @@ def test_sqlite_interleaved_appends_from_two_processes(sqlite_pair):
 
 @pytest.mark.postgres
 def test_postgres_interleaved_appends_from_two_processes(postgres_server_url):
-    url = postgres.create_database(postgres_server_url)
-    try:
-        with tempfile.TemporaryDirectory(prefix="arbe-ds-pg-") as tmp:
-            migrate(url, tmp)
-            with serve_streams(url, tmp) as a, serve_streams(url, tmp) as b:
-                assert_interleaved_appends_land_once_in_order(a.url, b.url)
-    finally:
-        postgres.drop_database(url)
+    with postgres_pair(postgres_server_url) as (a, b):
+        assert_interleaved_appends_land_once_in_order(a.url, b.url)
