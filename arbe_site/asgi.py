@@ -19,6 +19,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.urls import path  # noqa: E402
 
+from arbe_site.runtime import settle_runtime  # noqa: E402
 from boards.routing import websocket_urlpatterns as board_websocket_urlpatterns  # noqa: E402
 from houses.consumers import HouseConsumer  # noqa: E402
 from streams.server import create_app as create_streams_app  # noqa: E402
@@ -48,3 +49,4 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+settle_runtime()

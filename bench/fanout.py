@@ -145,17 +145,18 @@ async def run_size(port: int, pid: int, world, n: int, posts: int) -> dict:
     }
 
 
-def start_daphne(env: dict, port: int) -> subprocess.Popen:
+def start_daphne(env: dict, port: int, log: Path) -> subprocess.Popen:
     daphne = str(Path(sys.executable).with_name("daphne"))
-    return subprocess.Popen(
-        [daphne, "-b", "127.0.0.1", "-p", str(port), "arbe_site.asgi:application"],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=raise_fd_limit,
-    )
+    with log.open("ab") as stderr:  # a file, not a pipe nobody drains
+        return subprocess.Popen(
+            [daphne, "-b", "127.0.0.1", "-p", str(port), "arbe_site.asgi:application"],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+            preexec_fn=raise_fd_limit,
+        )
 
 
 def render(results: list[dict]) -> str:
@@ -205,10 +206,14 @@ def main(argv: list[str] | None = None) -> None:
         results = []
         for n in (int(s) for s in args.sizes.split(",")):
             port = free_port()
-            proc = start_daphne(env, port)
+            log = Path(var_dir) / f"daphne-{n}.log"
+            proc = start_daphne(env, port, log)
             try:
                 wait_for_port(port, proc=proc)
                 results.append(asyncio.run(run_size(port, proc.pid, world, n, args.posts)))
+            except Exception:
+                print(log.read_text()[-4000:], file=sys.stderr)
+                raise
             finally:
                 stop(proc)
     table = render(results)

@@ -35,7 +35,9 @@ def post_chat(access: ThreadAccess, payload: Chat, entry_id: str | None = None) 
     """Append a chat entry authored by the caller, then wake the director.
 
     A client-supplied ``entry_id`` is the dedup key: a retry appends nothing new
-    and answers as the first post did.
+    and answers as the first post did. The entry's recorded location spots a retry
+    without reading the stream; should that cache lack it, the append's producer id
+    (kept by the server as long as the stream) still refuses a second copy.
     """
     if entry_id is not None and not CLIENT_ID.match(entry_id):
         raise BadEntryId("id: must be 1–128 characters of A-Z a-z 0-9 _ . : -")
@@ -49,13 +51,17 @@ def post_chat(access: ThreadAccess, payload: Chat, entry_id: str | None = None) 
     producer = (f"entry:{entry.id}", 0, 0) if entry_id is not None else None
     result = writer.append(thread.stream_name, entry, producer=producer)
     if result.duplicate:
-        return _earlier_post(access, entry.id) or Posted(entry, result.next_offset or "", True)
+        earlier = _earlier_post(access, entry.id, appended=True)
+        return earlier or Posted(entry, result.next_offset or "", True)
     _wake(access, entry)
     return Posted(entry, result.next_offset or "")
 
 
-def _earlier_post(access: ThreadAccess, entry_id: str) -> Posted | None:
+def _earlier_post(access: ThreadAccess, entry_id: str, appended: bool = False) -> Posted | None:
+    """The first post with ``entry_id``, if any (``appended``: the server says there is one)."""
     location = EntryLocation.objects.filter(thread=access.thread, entry_id=entry_id).first()
+    if location is None and not appended:
+        return None
     found = find_entry(access.thread.stream_name, entry_id)
     if found is None:
         return None

@@ -7,6 +7,11 @@ thousand sockets costs one long-poll upstream. The tail folds the current view
 offset) and renders each batch once — entry fragments, the panel, the offset the
 batch brings a page to — for every viewer alike.
 
+Delivery goes out in chunks of :data:`FANOUT_CHUNK` viewers with a turn of the
+event loop between them: the server writes a socket's frame on a later turn, so
+without the breaks the first viewer would wait for the thousandth one's frame to
+be queued.
+
 Delivery to a viewer is bounded: a viewer whose queue overflows gets ``None``
 and is closed with 1013, and the page resumes from the last offset it applied.
 Correctness never rests on the hub: the page's offset and the log do.
@@ -32,6 +37,7 @@ from threads.status_sync import now_ms
 logger = logging.getLogger(__name__)
 QUEUE_SIZE = 256
 RETRY_S = 1.0
+FANOUT_CHUNK = 32
 
 
 @dataclass(frozen=True)
@@ -119,8 +125,12 @@ class ThreadTail:
         self.panel, self.offset = self.render_panel(), offset
         frame = "".join(html for _, html in parts) + self.panel + offset_marker(offset)
         batch = Batch(tuple(e.id for e in entries), parts, self.panel, offset, frame)
-        for subscription in list(self.subscribers):
-            subscription.deliver(batch)
+        subscribers = list(self.subscribers)
+        for start in range(0, len(subscribers), FANOUT_CHUNK):
+            if start:
+                await asyncio.sleep(0)  # let the chunk before this one reach its sockets
+            for subscription in subscribers[start : start + FANOUT_CHUNK]:
+                subscription.deliver(batch)
 
 
 class TailHub:

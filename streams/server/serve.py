@@ -6,10 +6,9 @@ server first ends every wait (long-polls answer 204, SSE streams end), then
 lets uvicorn close connections, with a bound on what is left.
 """
 
-import gc
-
 import uvicorn
 
+from arbe_site.runtime import settle_runtime
 from streams.server.wake import hub
 
 # Seconds uvicorn waits for requests still in flight once the waits have ended.
@@ -20,16 +19,6 @@ class StreamsServer(uvicorn.Server):
     async def shutdown(self, sockets=None) -> None:
         hub.shutdown()
         await super().shutdown(sockets)
-
-
-def settle_runtime() -> None:
-    """Keep collector pauses off the request path.
-
-    Everything imported at startup (Django, the app, uvicorn) is moved out of the
-    collector's generations, so a collection only walks what requests allocate.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 def serve_uvicorn(app, host: str, port: int) -> None:

@@ -62,6 +62,24 @@ def test_a_retried_post_with_the_same_id_appends_once_and_answers_the_same(world
     assert ids.count("client-42") == 1
 
 
+def test_a_first_post_with_an_id_does_not_read_the_stream(world, monkeypatch):
+    def no_reading(*args):
+        raise AssertionError("a first post read the whole stream")
+
+    monkeypatch.setattr("threads.posting.find_entry", no_reading)
+    assert post(world.client_for(world.member), world.thread, id="client-7").status_code == 201
+
+
+def test_a_retry_appends_once_even_when_its_location_was_lost(world):
+    client = world.client_for(world.member)
+    first = post(client, world.thread, "once", id="client-43")
+    EntryLocation.objects.filter(entry_id="client-43").delete()  # the cache, not the log
+    again = post(client, world.thread, "once", id="client-43")
+    assert again.status_code == 201
+    assert again.json()["entry"] == first.json()["entry"]
+    assert [e.id for e in entries_of(world.thread)].count("client-43") == 1
+
+
 def test_a_wake_failure_keeps_the_chat_and_records_a_signal(world, monkeypatch):
     def broken(thread_id):
         raise ConnectionError("backstage is down")
