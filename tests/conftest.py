@@ -62,3 +62,23 @@ def backstage_for_tests(request, monkeypatch):
         return
     yield None
     module.backstage().wait_idle(timeout=120)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """Drop the PostgreSQL test database even if worker threads still hold connections.
+
+    Threads of ``sync_to_async``'s executors and of in-process engines keep their own
+    Django connections, which PostgreSQL counts as users of the database it is asked
+    to drop. They are idle by now; end them so the teardown can drop it.
+    """
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
