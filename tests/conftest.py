@@ -68,13 +68,17 @@ def backstage_for_tests(request, monkeypatch):
 def django_db_setup(django_db_setup, django_db_blocker):
     """Drop the PostgreSQL test database even if worker threads still hold connections.
 
-    Threads of ``sync_to_async``'s executors and of in-process engines keep their own
-    Django connections, which PostgreSQL counts as users of the database it is asked
-    to drop. They are idle by now; end them so the teardown can drop it.
+    The embedded streams server's wake listener is stopped first. Threads of
+    ``sync_to_async``'s executors and of in-process engines keep their own Django
+    connections, which PostgreSQL counts as users of the database it is asked to drop.
+    They are idle by now; end them so the teardown can drop it.
     """
     yield
     from django.db import connection
 
+    from streams.server.wake import hub
+
+    hub.stop_watching()
     if connection.vendor != "postgresql":
         return
     with django_db_blocker.unblock(), connection.cursor() as cursor:

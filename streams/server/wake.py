@@ -11,12 +11,13 @@ import asyncio
 import contextlib
 import logging
 import threading
-import time
 from dataclasses import dataclass
 
 logger = logging.getLogger(__name__)
 
 POLL_INTERVAL = 0.075
+# How often the PostgreSQL listener looks up from its wait to see if it should stop.
+LISTEN_CHECK_S = 1.0
 
 
 @dataclass(eq=False, slots=True)
@@ -78,6 +79,8 @@ class WakeHub:
         self._waiters: dict[str, set[Waiter]] = {}
         self._watchers_started = False
         self._ready = threading.Event()
+        self._stop = threading.Event()
+        self._stopped = threading.Event()
         self.alias = "default"
         # Registered waiters; a plain int so a signal handler can read it (serve_streams).
         self.count = 0
@@ -148,9 +151,22 @@ class WakeHub:
                     self._watchers_started = True
                     target = _listen_postgres if vendor == "postgresql" else _poll_sqlite
                     threading.Thread(
-                        target=target, args=(self,), name="streams-wake", daemon=True
+                        target=self._watch, args=(target,), name="streams-wake", daemon=True
                     ).start()
         self._ready.wait(5)
+
+    def _watch(self, target) -> None:
+        try:
+            target(self)
+        finally:
+            self._stopped.set()
+
+    def stop_watching(self, timeout: float = LISTEN_CHECK_S * 3) -> None:
+        """Stop the cross-process watcher and let go of its connection (before a database
+        is dropped, e.g. at the end of a test run)."""
+        self._stop.set()
+        if self._watchers_started:
+            self._stopped.wait(timeout)
 
 
 def _set_all(waiters: list[Waiter]) -> None:
@@ -169,22 +185,25 @@ def _listen_postgres(hub: WakeHub) -> None:
     params.pop("context", None)
     params.pop("server_side_binding", None)
     backoff = 0.1
-    while True:
+    while not hub._stop.is_set():
         try:
             with psycopg.connect(**params, autocommit=True) as conn:
                 conn.execute("LISTEN streams_wake")
                 hub._ready.set()
                 backoff = 0.1
-                for notify in conn.notifies():
-                    if notify.pid in hub.own_backends:
-                        continue
-                    name, tail, closed, gone = parse_wake_payload(notify.payload)
-                    hub.notify({name: (tail, closed, gone)})
+                while not hub._stop.is_set():
+                    for notify in conn.notifies(timeout=LISTEN_CHECK_S):
+                        if notify.pid in hub.own_backends:
+                            continue
+                        name, tail, closed, gone = parse_wake_payload(notify.payload)
+                        hub.notify({name: (tail, closed, gone)})
         except Exception:
+            if hub._stop.is_set():
+                return
             logger.exception("streams wake listener lost its connection; reconnecting")
             # Waiters may have missed a NOTIFY: wake them all to re-read.
             hub.notify(dict.fromkeys(hub.waited_names(), (-1, False, True)))
-            time.sleep(backoff)
+            hub._stop.wait(backoff)
             backoff = min(backoff * 2, 5.0)
 
 
@@ -193,8 +212,7 @@ def _poll_sqlite(hub: WakeHub) -> None:
 
     hub._ready.set()
     connection = connections[hub.alias]
-    while True:
-        time.sleep(POLL_INTERVAL)
+    while not hub._stop.wait(POLL_INTERVAL):
         names = hub.waited_names()
         if not names:
             continue
@@ -217,6 +235,7 @@ def _poll_sqlite(hub: WakeHub) -> None:
         except Exception:
             logger.exception("streams wake poller failed")
             connection.close()
+    connection.close()
 
 
 async def watch_disconnect(receive, waiter: Waiter) -> None:
