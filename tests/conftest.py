@@ -2,6 +2,7 @@
 modules in ``tests/peers/`` on free loopback ports and stopped by their PIDs."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -15,12 +16,21 @@ pytest_plugins = [
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
-    """One SQLite test file per pytest process, so concurrent runs never share a file."""
+    """One SQLite test file per pytest process, so concurrent runs never share a file.
+
+    Django removes the file at the end but not its WAL companions, which threads
+    still holding connections keep alive; they go too, once the database is gone.
+    """
     from django.conf import settings
 
     db = settings.DATABASES["default"]
+    name = None
     if db["ENGINE"].endswith("sqlite3"):
-        db["TEST"]["NAME"] = str(settings.VAR_DIR / f"test-{os.getpid()}.sqlite3")
+        name = db["TEST"]["NAME"] = str(settings.VAR_DIR / f"test-{os.getpid()}.sqlite3")
+    yield
+    if name is not None:
+        for suffix in ("-wal", "-shm"):
+            Path(name + suffix).unlink(missing_ok=True)
 
 
 @pytest.fixture(autouse=True, scope="session")
