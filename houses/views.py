@@ -18,14 +18,15 @@ from houses.membership import (
     remove_member,
     retire_bot,
 )
-from houses.rollup import with_rollup
+from houses.rollup import rollups, with_rollup
 from threads.fragments import house_names
 from threads.lifecycle import create_thread
 
 
 @login_required
 def home(request):
-    return render(request, "houses/home.html", {"houses": with_rollup(houses_of(request.user))})
+    houses = rollups(with_rollup(houses_of(request.user)))
+    return render(request, "houses/home.html", {"houses": houses})
 
 
 @login_required

@@ -5,6 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from houses.models import Agent
+from tests.factories import make_house
 from threads.entries import (
     Chat,
     DispatchFinished,
@@ -13,7 +14,7 @@ from threads.entries import (
     PiToolResult,
     Spend,
 )
-from threads.lifecycle import new_entry
+from threads.lifecycle import create_thread, new_entry
 from threads.recency import stream_writer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -122,6 +123,26 @@ def test_houses_page_shows_rollup_counts(world):
     client = world.client_for(world.member)
     client.post(f"/api/threads/{world.thread.id}/entries", {"text": "busy"})
     assert "1 working" in client.get("/").content.decode()
+
+
+def test_houses_page_shows_each_house_state_and_who_speaks_for_it(world):
+    client = world.client_for(world.member)
+    html = client.get("/").content.decode()
+    assert 'class="badge status-idle"' in html
+    client.post(f"/api/threads/{world.thread.id}/entries", {"text": "busy"})
+    world.thread.refresh_from_db()
+    html = client.get("/").content.decode()
+    assert 'class="badge status-working"' in html
+    assert f'<span class="speaker">{world.thread.title}: {world.thread.status_message}' in html
+
+
+def test_houses_page_queries_do_not_grow_with_houses(world):
+    client = world.client_for(world.owner)
+    before = page_queries(client, "/")
+    for slug in ("h2", "h3", "h4"):
+        house = make_house(slug, owner=world.owner)
+        create_thread(house=house, title=f"in {slug}", by=world.owner.agent)
+    assert page_queries(client, "/") == before
 
 
 def test_delegate_form_claims_a_run_and_links_the_child(world, backstage_for_tests):
