@@ -88,6 +88,19 @@ class AgentAdmin(admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are read and revoked here; people make their own at /tokens/ (or
+    ``manage.py issue_token``), where the raw value can be shown once."""
+
     list_display = ["name", "user", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["digest", "created_at", "last_used_at"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    readonly_fields = ["user", "name", "digest", "created_at", "last_used_at", "revoked_at"]
     search_fields = ["name", "user__username"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        for token in queryset:
+            token.revoke()

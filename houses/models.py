@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from arbe_site.ids import random_id
 
@@ -154,3 +155,9 @@ class ApiToken(models.Model):
         """Create a token and return it with its raw value, shown to the person once."""
         raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
         return cls.objects.create(user=user, name=name, digest=token_digest(raw)), raw
+
+    def revoke(self) -> None:
+        """Stop accepting the token; the row stays, so its use stays on record."""
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])

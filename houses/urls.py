@@ -4,6 +4,9 @@ from houses import api, views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("tokens/", views.tokens_page, name="tokens"),
+    path("tokens/new", views.new_token, name="new-token"),
+    path("tokens/<int:pk>/revoke", views.revoke_token_form, name="revoke-token"),
     path("houses/<slug:slug>/", views.house_page, name="house"),
     path("houses/<slug:slug>/threads/new", views.new_thread, name="new-thread"),
     path("houses/<slug:slug>/members/", views.members_page, name="members"),

@@ -19,6 +19,7 @@ from houses.membership import (
     retire_bot,
 )
 from houses.rollup import rollups, with_rollup
+from houses.tokens import BadTokenName, issue_token, revoke_token, tokens_of
 from threads.fragments import house_names
 from threads.lifecycle import create_thread
 
@@ -131,3 +132,28 @@ def retire_bot_form(request, slug, handle):
     house = access_owned_house(request.user, slug).house
     retire_bot(get_object_or_404(house.bots, handle=handle, active=True))
     return redirect("members", slug=slug)
+
+
+@login_required
+def tokens_page(request):
+    return render(request, "houses/tokens.html", {"tokens": tokens_of(request.user)})
+
+
+@login_required
+@require_POST
+def new_token(request):
+    """Answers with the page itself: the raw token is in this response and nowhere else."""
+    try:
+        _, raw = issue_token(request.user, request.POST.get("name", ""))
+    except BadTokenName as exc:
+        messages.error(request, str(exc))
+        return redirect("tokens")
+    context = {"tokens": tokens_of(request.user), "raw_token": raw}
+    return render(request, "houses/tokens.html", context, status=201)
+
+
+@login_required
+@require_POST
+def revoke_token_form(request, pk):
+    revoke_token(request.user, pk)
+    return redirect("tokens")
