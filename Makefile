@@ -31,7 +31,8 @@ system-deps:
 run: deps
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
-	DEBUG=$${DEBUG:-true} $(VENV)/bin/daphne -b $(HOST) -p $(PORT) arbe_site.asgi:application
+	DEBUG=$${DEBUG:-true} ARBE_INTERNAL_URL=$${ARBE_INTERNAL_URL:-http://$(HOST):$(PORT)} \
+		$(VENV)/bin/daphne -b $(HOST) -p $(PORT) arbe_site.asgi:application
 
 lint: $(PY_STAMP)
 	$(VENV)/bin/ruff check .
