@@ -93,6 +93,12 @@ def thread_list(request):
 
 
 @api_view
+@require_http_methods(["GET"])
+def thread(request, thread_id):
+    return json_response({"thread": thread_row(access_thread(request.principal, thread_id).thread)})
+
+
+@api_view
 @require_http_methods(["POST"])
 def house_threads(request, slug):
     access = access_house(request.principal, slug)

@@ -4,6 +4,7 @@ from threads import api, stream_proxy
 
 urlpatterns = [
     path("api/threads", api.thread_list, name="api-threads"),
+    path("api/threads/<str:thread_id>", api.thread, name="api-thread"),
     path("api/threads/<str:thread_id>/entries", api.entries, name="api-entries"),
     path("api/threads/<str:thread_id>/entries/<str:entry_id>", api.entry, name="api-entry"),
     path("api/threads/<str:thread_id>/runs", api.runs, name="api-runs"),

@@ -1,0 +1,180 @@
+"""The arbe HTTP API as the ``arbe`` command uses it: a bearer token, typed rows, plain errors.
+
+No Django here: the command runs anywhere Python and the project's packages are,
+and talks to a running server only over HTTP. Thread streams are read through the
+scoped client (``streams.scoped``), which never holds the service secret.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import msgspec
+
+from streams.scoped import ScopedStreamClient
+from threads.narration import Name, Names
+from threads.now import ThreadNow
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+class CliError(Exception):
+    """Something the person at the terminal can act on; printed without a traceback."""
+
+
+class HouseRow(msgspec.Struct):
+    slug: str
+    name: str
+    status: str
+    counts: dict[str, int]
+    speaker: dict | None = None
+
+
+class ThreadRow(msgspec.Struct):
+    id: str
+    house: str
+    title: str
+    status: str
+    statusMessage: str = ""
+    lastEntryTs: int | None = None
+    parentId: str | None = None
+
+
+class MemberRow(msgspec.Struct):
+    agentId: str
+    handle: str
+    username: str
+
+
+class BotRow(msgspec.Struct):
+    agentId: str
+    handle: str
+    displayName: str
+    active: bool = True
+
+
+class Houses(msgspec.Struct):
+    houses: list[HouseRow]
+
+
+class Threads(msgspec.Struct):
+    threads: list[ThreadRow]
+
+
+class OneThread(msgspec.Struct):
+    thread: ThreadRow
+
+
+class People(msgspec.Struct):
+    members: list[MemberRow]
+    bots: list[BotRow]
+
+
+class StatusRow(msgspec.Struct):
+    state: str
+    message: str = ""
+
+
+class NowAnswer(msgspec.Struct):
+    now: ThreadNow
+    offset: str
+    status: StatusRow
+
+
+class Problem(msgspec.Struct):
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    url: str
+    token: str
+
+    @classmethod
+    def resolve(cls, url: str | None, token: str | None, environ: Mapping[str, str] = os.environ):
+        """Flags first, then ``ARBE_URL`` / ``ARBE_TOKEN``; a token is required."""
+        url = (url or environ.get("ARBE_URL") or DEFAULT_URL).rstrip("/")
+        token = token or environ.get("ARBE_TOKEN") or ""
+        if not token:
+            raise CliError(f"No API token. Make one at {url}/tokens/ and set ARBE_TOKEN.")
+        return cls(url, token)
+
+
+class Api:
+    """``transports`` makes each client's transport (tests pass in-process ones); by
+    default each talks HTTP over its own connections."""
+
+    def __init__(self, settings: Settings, transports: Callable[[], Any] | None = None):
+        self.settings = settings
+        self.transports = transports or (lambda: None)
+        self.http = httpx.Client(
+            base_url=settings.url,
+            headers={"Authorization": f"Bearer {settings.token}"},
+            transport=self.transports(),
+            timeout=30,
+        )
+
+    def close(self) -> None:
+        self.http.close()
+
+    def call(self, method: str, path: str, kind: type | None = None, **options):
+        try:
+            response = self.http.request(method, path, **options)
+        except httpx.TransportError as exc:
+            raise CliError(f"Cannot reach {self.settings.url}: {exc}") from None
+        check(response)
+        return msgspec.json.decode(response.content, type=kind) if kind else None
+
+    def houses(self) -> list[HouseRow]:
+        return self.call("GET", "/api/houses", Houses).houses
+
+    def threads(self, house: str | None = None) -> list[ThreadRow]:
+        params = {"house": house} if house else {}
+        return self.call("GET", "/api/threads", Threads, params=params).threads
+
+    def thread(self, thread_id: str) -> ThreadRow:
+        return self.call("GET", f"/api/threads/{thread_id}", OneThread).thread
+
+    def names(self, house: str) -> Names:
+        people = self.call("GET", f"/api/houses/{house}/members", People)
+        names = Names((m.agentId, Name(m.username, m.handle)) for m in people.members)
+        names.update(
+            (b.agentId, Name(b.displayName, b.handle, True, b.active)) for b in people.bots
+        )
+        return names
+
+    def new_thread(self, house: str, title: str) -> ThreadRow:
+        return self.call("POST", f"/api/houses/{house}/threads", OneThread, json={"title": title})
+
+    def now(self, thread_id: str) -> NowAnswer:
+        return self.call("GET", f"/api/threads/{thread_id}/now", NowAnswer)
+
+    def delete(self, thread_id: str, entry_id: str) -> None:
+        self.call("DELETE", f"/api/threads/{thread_id}/entries/{entry_id}")
+
+    def run(self, thread_id: str, agent: str, task: str) -> dict:
+        body = {"agent": agent, "task": task}
+        return self.call("POST", f"/api/threads/{thread_id}/runs", dict, json=body)["run"]
+
+    def scoped(self, thread_id: str) -> ScopedStreamClient:
+        return ScopedStreamClient(
+            self.settings.url, thread_id, token=self.settings.token, transport=self.transports()
+        )
+
+
+def check(response: httpx.Response) -> None:
+    if response.status_code < 400:
+        return
+    if response.status_code == 401:
+        raise CliError("The server refused the token (revoked, or not an arbe token?).")
+    if response.status_code == 404:
+        raise CliError("Not found, or not in a house you belong to.")
+    try:
+        text = msgspec.json.decode(response.content, type=Problem).error
+    except msgspec.DecodeError:
+        text = ""
+    raise CliError(text or f"The server answered {response.status_code}.")

@@ -1,0 +1,282 @@
+"""``arbe``: houses and threads from a terminal, over HTTP with your API token.
+
+    export ARBE_URL=http://127.0.0.1:8000 ARBE_TOKEN=arbe_…   # a token from /tokens/
+    arbe houses
+    arbe threads demo
+    arbe new demo "Release notes"
+    arbe post THREAD "@helper draft them"     # or text on stdin
+    arbe follow THREAD                        # history, then live; Ctrl-C stops
+    arbe read THREAD --from OFFSET            # what came after an offset, then exit
+    arbe now THREAD
+    arbe delete THREAD ENTRY
+    arbe run THREAD @helper "write the tests"
+
+Offsets are the server's, printed and taken back as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterable, Mapping
+
+import msgspec
+
+from cli.client import Api, CliError, Settings
+from cli.render import entry_line, house_line, now_lines, thread_line
+from streams import errors
+from threads.entries import EntryError, convert_entry, to_builtins
+from threads.narration import Names
+from threads.projection import visible_entries
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(
+        prog="arbe", description="Houses and threads of an arbe server.", epilog="ARBE_URL and "
+        "ARBE_TOKEN set the server and token; --url and --token override them."
+    )  # fmt: skip
+    root.add_argument("--url", help="the arbe server (default: $ARBE_URL or 127.0.0.1:8000)")
+    root.add_argument("--token", help="an API token, arbe_… (default: $ARBE_TOKEN)")
+    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    commands.add_parser("houses", help="your houses and their status")
+    threads = commands.add_parser("threads", help="threads by recency")
+    threads.add_argument("house", nargs="?", help="only this house (its slug)")
+    new = commands.add_parser("new", help="start a thread in a house; prints its id")
+    new.add_argument("house")
+    new.add_argument("title", nargs="+")
+    post = commands.add_parser("post", help="post a message (text, or stdin when none or -)")
+    post.add_argument("thread")
+    post.add_argument("text", nargs="*")
+    post.add_argument("--id", help="your id for the message: a retry with it posts once")
+    readers = (
+        ("read", "the thread (or what came after --from), then exit"),
+        ("follow", "the thread, then live until Ctrl-C"),
+    )
+    for name, text in readers:
+        reader = commands.add_parser(name, help=text)
+        reader.add_argument("thread")
+        reader.add_argument("--from", dest="offset", help="an offset printed earlier")
+        reader.add_argument("--json", action="store_true", help="every entry as a JSON line")
+    now = commands.add_parser("now", help="who is working, what waits, the spend")
+    now.add_argument("thread")
+    now.add_argument("--json", action="store_true")
+    delete = commands.add_parser("delete", help="delete a message (yours, or as an owner)")
+    delete.add_argument("thread")
+    delete.add_argument("entry")
+    run = commands.add_parser("run", help="delegate a coding run to a bot; prints the child")
+    run.add_argument("thread")
+    run.add_argument("agent", help="the bot, e.g. @helper")
+    run.add_argument("task", nargs="+")
+    return root
+
+
+# Commands whose last argument is free text, and where it goes.
+TEXT_ARGUMENT = {"post": "text", "new": "title", "run": "task"}
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """Like ``parse_args``, but words after an option still join a command's free text
+    (``arbe post T --id x hello``), which argparse alone leaves unrecognised."""
+    root = parser()
+    args, extra = root.parse_known_args(argv)
+    field = TEXT_ARGUMENT.get(args.command)
+    if extra and (field is None or any(word.startswith("-") for word in extra)):
+        root.error("unrecognized arguments: " + " ".join(extra))
+    if extra:
+        setattr(args, field, [*getattr(args, field), *extra])
+    return args
+
+
+def main(
+    argv: list[str] | None = None,
+    *,
+    transports=None,
+    environ: Mapping[str, str] = os.environ,
+    stdin=None,
+    stdout=None,
+    stderr=None,
+    cancel: threading.Event | None = None,
+) -> int:
+    """Run one command; 0 on success, 1 on an error the server or setup reported, 2 on usage."""
+    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    args = parse(argv)
+    try:
+        api = Api(Settings.resolve(args.url, args.token, environ), transports)
+    except CliError as exc:
+        print(f"arbe: {exc}", file=stderr)
+        return 1
+    out = Output(stdout, stderr)
+    try:
+        COMMANDS[args.command](api, args, out, stdin=stdin, cancel=cancel)
+    except CliError as exc:
+        print(f"arbe: {exc}", file=stderr)
+        return 1
+    except errors.StreamError as exc:
+        print(f"arbe: {stream_problem(exc)}", file=stderr)
+        return 1
+    finally:
+        api.close()
+    return 0
+
+
+class Output:
+    def __init__(self, stdout, stderr):
+        self.stdout, self.stderr = stdout, stderr
+
+    def line(self, text: str) -> None:
+        print(text, file=self.stdout, flush=True)
+
+    def note(self, text: str) -> None:
+        print(text, file=self.stderr, flush=True)
+
+
+def stream_problem(exc: errors.StreamError) -> str:
+    status = getattr(exc, "status", None)
+    if status == 401:
+        return "The server refused the token (revoked, or not an arbe token?)."
+    if status == 404:
+        return "Not found, or not in a house you belong to."
+    if status == 400:
+        return f"The server refused that offset: {exc}"
+    return f"Reading the thread failed: {exc}"
+
+
+# -- commands --------------------------------------------------------------------------
+
+
+def houses(api: Api, args, out: Output, **_) -> None:
+    for house in api.houses():
+        out.line(house_line(house))
+
+
+def threads(api: Api, args, out: Output, **_) -> None:
+    for thread in api.threads(args.house):
+        out.line(thread_line(thread))
+
+
+def new(api: Api, args, out: Output, **_) -> None:
+    out.line(api.new_thread(args.house, " ".join(args.title)).thread.id)
+
+
+def post(api: Api, args, out: Output, *, stdin, **_) -> None:
+    text = " ".join(args.text) if args.text and args.text != ["-"] else stdin.read()
+    if not text.strip():
+        raise CliError("Nothing to post: give the text, or pipe it in.")
+    with api.scoped(args.thread) as scoped:
+        try:
+            posted = scoped.post_chat(text.rstrip("\n"), args.id)
+        except errors.StreamError as exc:
+            raise CliError(post_problem(exc)) from None
+    out.line(posted.entry["id"])
+
+
+def post_problem(exc: errors.StreamError) -> str:
+    if getattr(exc, "status", None) in (400, 403):
+        return f"The server refused the message: {exc}"
+    return stream_problem(exc)
+
+
+def read(api: Api, args, out: Output, **_) -> None:
+    names = names_of(api, args.thread)
+    raw, offset = [], args.offset
+    with api.scoped(args.thread) as scoped:
+        while True:
+            page = scoped.read(offset) if offset else scoped.read()
+            raw += page.entries
+            offset = page.next_offset
+            if page.up_to_date or page.closed:
+                break
+    entries = decoded(raw, out)
+    shown = entries if args.json else visible_entries(entries)
+    print_entries(shown, names, args.json, out)
+    out.note(f"offset: {offset}")
+
+
+def follow(api: Api, args, out: Output, *, cancel: threading.Event | None, **_) -> None:
+    names = names_of(api, args.thread)
+    cancel = cancel or interrupt_event()
+    with api.scoped(args.thread) as scoped:
+        for raw in scoped.tail(args.offset, cancel=cancel):
+            entry = decoded([raw], out)
+            if entry and entry[0].authorId and entry[0].authorId not in names:
+                names = names_of(api, args.thread)  # someone new joined
+            print_entries(entry, names, args.json, out)
+        if scoped.offset:
+            out.note(f"offset: {scoped.offset} (arbe follow {args.thread} --from it resumes)")
+
+
+def now(api: Api, args, out: Output, **_) -> None:
+    answer = api.now(args.thread)
+    if args.json:
+        out.line(msgspec.json.format(msgspec.json.encode(answer), indent=2).decode())
+        return
+    names = names_of(api, args.thread)
+    for line in now_lines(answer, names):
+        out.line(line)
+    out.note(f"offset: {answer.offset}")
+
+
+def delete(api: Api, args, out: Output, **_) -> None:
+    api.delete(args.thread, args.entry)
+    out.line(f"deleted {args.entry}")
+
+
+def run(api: Api, args, out: Output, **_) -> None:
+    started = api.run(args.thread, args.agent, " ".join(args.task))
+    out.line(started["childThreadId"])
+
+
+COMMANDS = {
+    "houses": houses,
+    "threads": threads,
+    "new": new,
+    "post": post,
+    "read": read,
+    "follow": follow,
+    "now": now,
+    "delete": delete,
+    "run": run,
+}
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def names_of(api: Api, thread_id: str) -> Names:
+    return api.names(api.thread(thread_id).house)
+
+
+def decoded(raw: Iterable[dict], out: Output) -> list:
+    """Entries of the contract; one that isn't is reported and skipped, never fatal."""
+    entries = []
+    for item in raw:
+        try:
+            entries.append(convert_entry(item))
+        except (EntryError, msgspec.ValidationError) as exc:
+            out.note(f"arbe: skipped an entry the contract does not know: {exc}")
+    return entries
+
+
+def print_entries(entries, names: Names, as_json: bool, out: Output) -> None:
+    for entry in entries:
+        if as_json:
+            out.line(json.dumps(to_builtins(entry), ensure_ascii=False))
+        elif (line := entry_line(entry, names)) is not None:
+            out.line(line)
+
+
+def interrupt_event() -> threading.Event:
+    """An event Ctrl-C sets, so a waiting long-poll ends at once instead of a traceback."""
+    event = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, lambda *_: event.set())
+    return event
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Entries and rows as terminal lines."""
+
+from __future__ import annotations
+
+import time
+
+from threads import entries as E
+from threads.narration import Names, narration
+
+
+def clock(ts_ms: int | None) -> str:
+    return time.strftime("%H:%M", time.localtime(ts_ms / 1000)) if ts_ms else "--:--"
+
+
+def entry_line(entry: E.Entry, names: Names) -> str | None:
+    """One entry as the thread page would say it, or None for what the page shows as nothing
+    (tool calls and results live under a reply on the page; ``--json`` prints them)."""
+    p, when = entry.payload, clock(entry.ts)
+    if isinstance(p, E.Chat):
+        text = p.text.replace("\n", "\n      ")  # continuation lines under the text
+        return f"{when} {names.of(entry.authorId).display}: {text}  [{entry.id}]"
+    if isinstance(p, E.DispatchStarted):
+        return f"{when} · @{names.of(p.agentId).handle} is replying"
+    if isinstance(p, E.EntryDeleted):
+        return f"{when} · message {p.entryId} was deleted"
+    line = narration(p, names)
+    return f"{when} · {line}" if line else None
+
+
+def house_line(house) -> str:
+    counts = ", ".join(
+        f"{n} {state}"
+        for state, n in house.counts.items()
+        if n and state in ("working", "blocked", "error")
+    )
+    speaker = house.speaker or {}
+    said = (
+        f"{speaker.get('title', '')}: {speaker.get('message', '')}".strip(": ") if speaker else ""
+    )
+    return "  ".join(
+        x for x in (house.slug, house.status, said, f"({counts})" if counts else "") if x
+    )
+
+
+def thread_line(thread) -> str:
+    message = f" — {thread.statusMessage}" if thread.statusMessage else ""
+    return f"{thread.id}  {clock(thread.lastEntryTs)}  {thread.status:<8} {thread.title}{message}"
+
+
+def now_lines(answer, names: Names) -> list[str]:
+    """The current-view panel as lines: state, who is working on what, what waits, spend."""
+    now, status = answer.now, answer.status
+    lines = [f"{status.state}: {status.message}" if status.message else status.state]
+    if reply := now.reply:
+        lines.append(
+            f"  replying: @{names.of(reply.agentId).handle} (round {reply.round}, {reply.phase})"
+        )
+    if now.toolCalls:
+        lines.append("  tool calls: " + ", ".join(call.name for call in now.toolCalls))
+    for run in now.runs:
+        child = f" in {run.childThreadId}" if run.childThreadId else ""
+        lines.append(f"  run @{names.of(run.agentId).handle}: {run.state}{child}")
+    if now.waiting or now.taken:
+        lines.append(f"  messages waiting: {len(now.waiting)} · taken: {len(now.taken)}")
+    if now.owed:
+        lines.append("  still owed: " + ", ".join(f"@{names.of(a).handle}" for a in now.owed))
+    if now.silence:
+        lines.append(f"  nobody speaks: {now.silence}")
+    lines.append(f"  spend: {now.spend.totalTokens} tokens · ${now.spend.costUsd:.4f}")
+    return lines

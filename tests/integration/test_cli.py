@@ -1,0 +1,131 @@
+"""The ``arbe`` command against the app's real routes (in-process, through the ASGI app)."""
+
+import io
+import threading
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from arbe_site.asgi import application
+from cli.main import main
+from houses.models import ApiToken
+from streams.transport import ASGITransport, SyncBridgeTransport
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@dataclass
+class Ran:
+    code: int
+    out: str
+    err: str
+
+
+class Terminal:
+    """Runs ``arbe`` as one person, with their token in the environment."""
+
+    def __init__(self, user=None, token: str | None = None):
+        self.token = token if token is not None else ApiToken.issue(user, "cli tests")[1]
+
+    def __call__(self, *argv: str, stdin: str = "", cancel=None, stdout=None) -> Ran:
+        out, err = stdout or io.StringIO(), io.StringIO()
+        code = main(
+            list(argv),
+            transports=lambda: SyncBridgeTransport(ASGITransport(application)),
+            environ={"ARBE_URL": "http://testserver", "ARBE_TOKEN": self.token},
+            stdin=io.StringIO(stdin),
+            stdout=out,
+            stderr=err,
+            cancel=cancel,
+        )
+        return Ran(code, out.getvalue(), err.getvalue())
+
+
+def offset_in(err: str) -> str:
+    return err.split("offset: ", 1)[1].split()[0]
+
+
+def test_start_a_thread_post_and_read_it_back(world):
+    arbe = Terminal(world.member)
+    assert "h  idle" in arbe("houses").out
+    thread_id = arbe("new", "h", "Release", "notes").out.strip()
+    assert thread_id in arbe("threads", "h").out
+    posted = arbe("post", thread_id, "hello", "there")
+    assert posted.code == 0
+    read = arbe("read", thread_id)
+    assert read.code == 0
+    lines = read.out.splitlines()
+    assert lines[0].endswith("· Thread started: Release notes")
+    assert f"mia: hello there  [{posted.out.strip()}]" in lines[1]
+
+
+def test_post_reads_stdin_and_a_retry_with_an_id_posts_once(world):
+    arbe = Terminal(world.member)
+    first = arbe("post", world.thread.id, "--id", "cli-1", stdin="line one\nline two\n")
+    again = arbe("post", world.thread.id, "--id", "cli-1", stdin="line one\nline two\n")
+    assert first.out == again.out == "cli-1\n"
+    out = arbe("read", world.thread.id).out
+    assert out.count("[cli-1]") == 1
+    assert "mia: line one\n      line two" in out
+
+
+def test_follow_shows_new_entries_and_stops_with_an_offset_that_resumes_exactly(world):
+    arbe = Terminal(world.member)
+    cancel, screen = threading.Event(), io.StringIO()
+    ran: list[Ran] = []
+    follower = threading.Thread(
+        target=lambda: ran.append(arbe("follow", world.thread.id, cancel=cancel, stdout=screen))
+    )
+    follower.start()
+    wait_for(lambda: "Thread started: Plans" in screen.getvalue())
+    arbe("post", world.thread.id, "--id", "live-1", "live")
+    wait_for(lambda: "[live-1]" in screen.getvalue())
+    cancel.set()
+    follower.join(10)  # a guard against a hang, not a timing check
+    assert not follower.is_alive() and ran[0].code == 0
+    resume = offset_in(ran[0].err)
+    arbe("post", world.thread.id, "--id", "after-1", "later")
+    missed = arbe("read", world.thread.id, "--from", resume).out
+    assert "[after-1]" in missed and "[live-1]" not in missed
+
+
+def test_a_deleted_message_is_gone_from_read_and_its_tombstone_in_json(world):
+    author, owner = Terminal(world.author), Terminal(world.owner)
+    author("post", world.thread.id, "--id", "oops-1", "oops")
+    assert owner("delete", world.thread.id, "oops-1").code == 0
+    assert "[oops-1]" not in author("read", world.thread.id).out
+    raw = author("read", world.thread.id, "--json").out
+    assert '"type":"signal.entry.deleted"' in raw.replace(" ", "")
+    assert Terminal(world.member)("delete", world.thread.id, "oops-1").code == 1
+
+
+def test_now_prints_the_thread_state(world):
+    arbe = Terminal(world.member)
+    ran = arbe("now", world.thread.id)
+    assert ran.code == 0
+    assert ran.out.splitlines()[0].startswith("idle")
+    assert "spend: 0 tokens" in ran.out
+    assert '"state": "idle"' in arbe("now", world.thread.id, "--json").out
+
+
+def test_errors_are_plain_sentences_with_exit_code_1(world):
+    missing = Terminal(token="")("houses")
+    assert (missing.code, missing.out) == (1, "")
+    assert "No API token. Make one at http://testserver/tokens/" in missing.err
+    assert "refused the token" in Terminal(token="arbe_not-a-real-token")("houses").err
+    stranger = Terminal(world.stranger)
+    for argv in (("read", world.thread.id), ("post", world.thread.id, "hi"), ("now", "nope")):
+        ran = stranger(*argv)
+        assert ran.code == 1 and "not in a house you belong to" in ran.err, argv
+    empty = Terminal(world.member)("post", world.thread.id, stdin="  \n")
+    assert empty.code == 1 and "Nothing to post" in empty.err
+    bad = Terminal(world.member)("read", world.thread.id, "--from", "not-an-offset")
+    assert bad.code == 1 and "offset" in bad.err
+
+
+def wait_for(check, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)

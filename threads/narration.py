@@ -1,0 +1,64 @@
+"""Who is who in a thread, and the short line each signal reads as.
+
+Plain Python over the entry contract (no Django), shared by the pages' fragments
+and the ``arbe`` command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from threads import entries as E
+
+
+@dataclass(frozen=True)
+class Name:
+    display: str
+    handle: str
+    is_bot: bool = False
+    active: bool = True
+
+
+UNKNOWN = Name("someone", "someone")
+
+
+class Names(dict):
+    """Agent id -> ``Name`` for a house's people and bots; unknown ids read as "someone"."""
+
+    def of(self, agent_id: str | None) -> Name:
+        return self.get(agent_id, UNKNOWN) if agent_id else UNKNOWN
+
+
+def narration(p, names: Names) -> str | None:
+    """A short line for a signal, or None for signals the panel alone shows."""
+    match p:
+        case E.ThreadCreated(title=title):
+            return f"Thread started: {title}"
+        case E.ThreadRenamed(title=title):
+            return f"Renamed to {title}"
+        case E.ThreadArchived():
+            return "Thread archived."
+        case E.ThreadRunState(state=state, agentId=agent, task=task):
+            who = f"@{names.of(agent).handle} " if agent else ""
+            return f"Run {who}{state}" + (f": {task[:200]}" if task else "")
+        case E.ThreadPiFailed(error=error):
+            return f"Pi failed: {error[:300]}"
+        case E.ThreadOrphaned(reason=reason):
+            return f"Stopped: {reason}"
+        case E.ThreadChildFinished(report=report, ok=ok):
+            return ("Run finished: " if ok else "Run failed: ") + report[:500]
+        case E.DirectorOutcome(picked=[], reason=reason) if reason:
+            return f"Nobody speaks: {reason}"
+        case E.DispatchSteered(entryIds=ids):
+            return f"The reply took in {len(ids)} new message(s)."
+        case E.DispatchFinished(spend=spend):
+            return f"Reply finished · {spend.totalTokens} tokens · ${spend.costUsd:.4f}"
+        case E.DispatchFailed(stage=stage, error=error, final=True):
+            return f"Reply failed ({stage}): {error[:300]}"
+        case E.FilesChanged(paths=paths):
+            return "Files changed: " + ", ".join(paths[:10])
+        case E.HouseMemberAdded(agentId=agent):
+            return f"{names.of(agent).display} joined."
+        case E.HouseMemberRemoved(agentId=agent):
+            return f"{names.of(agent).display} left."
+    return None
