@@ -2,25 +2,29 @@
 
 Errors are ``{"error": "<text>"}`` with the status that says what went wrong:
 400 invalid input (the text names the field), 401 bad credentials, 403
-refused, 404 not found or not yours, 409 conflict.
+refused, 404 not found or not yours, 409 conflict, 413 a body too large.
+Anything unexpected is logged and answered 500 with a plain sentence: no
+traceback, path or secret ever reaches the caller.
 """
 
 import functools
+import logging
 
 import msgspec
 from asgiref.sync import iscoroutinefunction
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
-from houses.access import NotChat
 from houses.auth import BadCredentials, aprincipal_from_request, principal_from_request
 from streams.errors import StreamNotFound
 from threads.entries import EntryError
 from threads.permissions import WriteRefused
+from threads.posting import BadEntryId, IdTaken, NotChat
 from threads.reading import ThreadLogMissing
 
+logger = logging.getLogger(__name__)
 _encoder = msgspec.json.Encoder()
 
 
@@ -42,6 +46,14 @@ class NotAuthenticated(Exception):
     """No credentials were sent where they are needed (401)."""
 
 
+class Conflict(Exception):
+    """The request clashes with what is already there (409); the message says how."""
+
+
+class TooLarge(Exception):
+    """The request body is over the size limit (413)."""
+
+
 ERRORS = [
     (BadCredentials, 401),
     (NotAuthenticated, 401),
@@ -51,6 +63,10 @@ ERRORS = [
     (EntryError, 400),
     (BadInput, 400),
     (NotChat, 400),
+    (BadEntryId, 400),
+    (Conflict, 409),
+    (IdTaken, 409),
+    (TooLarge, 413),
     (ThreadLogMissing, 503),
 ]
 # Failures of the stream server are ours, not the caller's; their texts name internal URLs.
@@ -58,6 +74,8 @@ UPSTREAM = {StreamNotFound: "The thread's log is missing from the stream server.
 
 
 def _answer(exc: Exception) -> HttpResponse:
+    if isinstance(exc, RequestDataTooBig):
+        exc = TooLarge("The request body is too large.")
     for kind, text in UPSTREAM.items():
         if isinstance(exc, kind):
             return error(503, text)
@@ -65,7 +83,8 @@ def _answer(exc: Exception) -> HttpResponse:
         if isinstance(exc, kind):
             text = str(exc) or {404: "Not found.", 403: "Forbidden."}.get(status, "")
             return error(status, text)
-    raise exc
+    logger.error("unexpected error answering an API request", exc_info=exc)
+    return error(500, "Something went wrong on the server; nothing was written.")
 
 
 def _csrf_failure(request) -> HttpResponse | None:
@@ -121,10 +140,27 @@ def people_only(principal):
 
 
 def parse_json(request, struct):
-    """The request body decoded into ``struct``; 400 naming the field otherwise."""
+    """The request body decoded into ``struct``; 400 naming the field otherwise (413 when
+    the body is over ``DATA_UPLOAD_MAX_MEMORY_SIZE``)."""
+    return decode_body(request_body(request), struct, BadInput)
+
+
+def request_body(request) -> bytes:
     try:
-        return msgspec.json.decode(request.body, type=struct)
+        return request.body
+    except RequestDataTooBig:
+        raise TooLarge("The request body is too large.") from None
+
+
+def decode_body(body: bytes, struct, error: type[Exception]):
+    """``body`` decoded into ``struct``; every way JSON can be bad becomes ``error``."""
+    try:
+        return msgspec.json.decode(body, type=struct)
     except msgspec.ValidationError as exc:
-        raise BadInput(str(exc)) from None
+        raise error(str(exc)) from None
     except msgspec.DecodeError as exc:
-        raise BadInput(f"Malformed JSON body: {exc}") from None
+        raise error(f"Malformed JSON body: {exc}") from None
+    except UnicodeDecodeError:
+        raise error("The body is not valid UTF-8.") from None
+    except RecursionError:
+        raise error("JSON nested too deeply - at `$`") from None

@@ -23,11 +23,11 @@ from threads.entries import (
     DispatchSteered,
     Entry,
     EntryDeleted,
-    decode_entry,
 )
 from threads.models import Thread, stream_name_for
 from threads.projection import chat_projection
 from threads.reading import read_entries
+from threads.unreadable import readable
 
 
 @dataclass
@@ -127,7 +127,7 @@ def bot_env(bot: Agent) -> dict[str, str]:
 async def new_messages(client, convo: Conversation, offset: str) -> tuple[list[Entry], str]:
     """Chat that arrived after ``offset`` from others, minus any deleted meanwhile."""
     result = await client.catch_up(convo.stream, offset)
-    arrived = [decode_entry(raw) for raw in result.messages or ()]
+    arrived = readable(result.messages or (), convo.stream)
     gone = {e.payload.entryId for e in arrived if isinstance(e.payload, EntryDeleted)}
     chat = [
         e

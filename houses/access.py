@@ -14,7 +14,7 @@ from django.http import Http404
 
 from houses.models import House, Membership
 from houses.principals import Principal
-from threads.models import EntryLocation, Thread
+from threads.models import Thread
 from threads.recency import thread_id_of
 
 
@@ -123,17 +123,7 @@ def access_stream(principal: Principal | None, stream_name: str) -> ThreadAccess
     return access_thread(principal, thread_id)
 
 
-def access_chat_for_delete(access: ThreadAccess, entry_id: str) -> EntryLocation:
-    """The chat entry to tombstone: 404 unknown, 400 not chat, 403 neither author nor owner."""
-    location = EntryLocation.objects.filter(thread=access.thread, entry_id=entry_id).first()
-    if location is None:
-        raise Http404
-    if location.type != "chat":
-        raise NotChat(f"Only chat entries can be deleted, not {location.type}.")
-    if location.author_id != access.principal.agent_id and not access.is_owner:
+def access_delete(access: ThreadAccess, author_id: str | None) -> None:
+    """May the caller tombstone an entry written by ``author_id``? Its author or an owner."""
+    if (author_id or "") != (access.principal.agent_id or "") and not access.is_owner:
         raise PermissionDenied("Only the author or an owner of the house may delete this.")
-    return location
-
-
-class NotChat(ValueError):
-    """The deletion target is not a chat entry (400)."""

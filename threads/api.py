@@ -14,7 +14,7 @@ from houses.access import access_house, access_person_thread, access_thread, thr
 from threads.current import load_view
 from threads.entries import Chat, EntryError, convert_payload, to_builtins
 from threads.lifecycle import create_thread
-from threads.posting import BadEntryId, Posted, delete_chat, post_chat
+from threads.posting import Posted, delete_chat, post_chat
 from threads.status import derive_thread_status
 from threads.status_sync import now_ms, repair_drift
 
@@ -30,7 +30,11 @@ class CreateThreadBody(msgspec.Struct, forbid_unknown_fields=True):
 
 
 def posted(result: Posted, status: int = 201):
-    return json_response({"entry": to_builtins(result.entry), "offset": result.offset}, status)
+    """The entry written (or, for a retry, the one already there) and the offset after it."""
+    body = {"entry": to_builtins(result.entry), "offset": result.offset}
+    if result.duplicate:
+        body["duplicate"] = True
+    return json_response(body, status)
 
 
 def thread_row(thread) -> dict:
@@ -66,10 +70,7 @@ def chat_from_request(request) -> tuple[Chat, str | None]:
 def entries(request, thread_id):
     access = access_person_thread(request.principal, thread_id)
     payload, entry_id = chat_from_request(request)
-    try:
-        return posted(post_chat(access, payload, entry_id))
-    except BadEntryId as exc:
-        raise BadInput(str(exc)) from None
+    return posted(post_chat(access, payload, entry_id))
 
 
 @api_view

@@ -20,9 +20,9 @@ from houses.access import access_person_thread
 from houses.membership import agent_for_user
 from houses.principals import person
 from streams import errors
-from threads.entries import decode_entry
 from threads.fragments import entry_fragments, offset_marker
 from threads.tail_hub import hub
+from threads.unreadable import readable
 
 NOT_A_MEMBER = 4404
 BAD_OFFSET = 4400
@@ -83,7 +83,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=tail.panel + offset_marker(tail.offset))
             return set()
         result = await hub().writer.catch_up(f"arbe-thread-{self.thread_id}", offset)
-        entries = [decode_entry(raw) for raw in result.messages or ()]
+        entries = readable(result.messages or (), f"arbe-thread-{self.thread_id}")
         parts = entry_fragments(entries, tail.names, self.thread_id)
         frame = "".join(html for _, html in parts) + tail.panel + offset_marker(result.next_offset)
         await self.send(text_data=frame)

@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from houses.models import Agent
-from threads.entries import Entry, ThreadRunState, convert_entry
+from threads.entries import Entry, ThreadRunState
 from threads.models import Thread
 from threads.now import NowFold, ThreadNow
 from threads.reading import read_entries
+from threads.unreadable import readable_docs
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,9 @@ def entries_for_view(thread: Thread) -> tuple[list[Entry], str]:
         return [e for e in entries if isinstance(e.payload, ThreadRunState)], offset
     start = thread.run_offset or thread.director_offset or "-1"
     cached = (
-        [convert_entry(doc) for doc in thread.director_tail or ()] if not thread.run_offset else []
+        readable_docs(thread.director_tail or (), thread.stream_name)
+        if not thread.run_offset
+        else []
     )
     entries, offset = read_entries(thread.id, start)
     return cached + entries, offset

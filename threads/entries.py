@@ -21,11 +21,19 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, Struct
 
+from threads import pi_shapes
+
 # A chat message's text limit, in characters (docs/entries.md).
 MAX_CHAT_CHARS = 20_000
+# One encoded entry, whatever its kind: big enough for a long tool result, small enough
+# that no single entry can make a page or a fold slow.
+MAX_ENTRY_BYTES = 256 * 1024
 
-NonEmpty = Annotated[str, Meta(min_length=1)]
-Id = Annotated[str, Meta(min_length=1, max_length=128)]
+# Ids travel in URLs, DOM ids and CSS selectors: one safe alphabet for all of them.
+Id = Annotated[str, Meta(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
+NonEmpty = Annotated[str, Meta(min_length=1, max_length=1_000)]
+Text = Annotated[str, Meta(max_length=MAX_CHAT_CHARS)]
+Line = Annotated[str, Meta(max_length=2_000)]
 
 
 class EntryError(ValueError):
@@ -55,7 +63,7 @@ class Chat(Payload, tag="chat"):
 
 
 class PiPayload(Struct, tag_field="type", omit_defaults=True, gc=False):
-    dispatchId: str | None = None
+    dispatchId: Id | None = None
 
     @property
     def type(self) -> str:
@@ -77,7 +85,7 @@ class PiToolResult(PiPayload, tag="pi.tool_result"):
 
 
 class PiCompaction(PiPayload, tag="pi.compaction"):
-    reason: str = ""
+    reason: Line = ""
     result: dict[str, Any] | None = None
     aborted: bool = False
 
@@ -110,12 +118,12 @@ class EntryDeleted(Payload, tag="signal.entry.deleted"):
 
 
 class ThreadCreated(Payload, tag="signal.thread.created"):
-    title: str
-    parentThreadId: str | None = None
+    title: Annotated[str, Meta(max_length=200)]
+    parentThreadId: Id | None = None
 
 
 class ThreadRenamed(Payload, tag="signal.thread.renamed"):
-    title: NonEmpty
+    title: Annotated[str, Meta(min_length=1, max_length=200)]
 
 
 class ThreadArchived(Payload, tag="signal.thread.archived"):
@@ -128,40 +136,40 @@ class ThreadRunState(Payload, tag="signal.thread.run_state"):
 
     runId: Id
     state: Literal["claimed", "running", "finished", "failed", "dead"]
-    agentId: str | None = None
-    task: str | None = None
-    childThreadId: str | None = None
+    agentId: Id | None = None
+    task: Text | None = None
+    childThreadId: Id | None = None
 
 
 class ThreadPiFailed(Payload, tag="signal.thread.pi_failed"):
-    error: str
-    attempt: int = 1
-    dispatchId: str | None = None
-    runId: str | None = None
+    error: Line
+    attempt: Annotated[int, Meta(ge=1, le=1_000)] = 1
+    dispatchId: Id | None = None
+    runId: Id | None = None
 
 
 class ThreadOrphaned(Payload, tag="signal.thread.orphaned"):
     """A run or reply found with nobody behind it (its process is gone)."""
 
-    reason: str
-    runId: str | None = None
-    dispatchId: str | None = None
+    reason: Line
+    runId: Id | None = None
+    dispatchId: Id | None = None
 
 
 class ThreadChildFinished(Payload, tag="signal.thread.child_finished"):
     childThreadId: Id
-    report: str
-    runId: str | None = None
+    report: Text
+    runId: Id | None = None
     ok: bool = True
 
 
 class DirectorDecided(Payload, tag="signal.thread_director.decided"):
     """A director pass: which bots owe a reply, up to which entry it read."""
 
-    picked: list[str]
+    picked: list[Id]
     upTo: Id
-    reason: str | None = None
-    entryIds: list[str] = msgspec.field(default_factory=list)
+    reason: Line | None = None
+    entryIds: list[Id] = msgspec.field(default_factory=list)
 
 
 class DirectorOutcome(Payload, tag="signal.thread_director.outcome"):
@@ -171,15 +179,15 @@ class DirectorOutcome(Payload, tag="signal.thread_director.outcome"):
     """
 
     upTo: Id
-    picked: list[str] = msgspec.field(default_factory=list)
-    reason: str | None = None
+    picked: list[Id] = msgspec.field(default_factory=list)
+    reason: Line | None = None
     blocked: bool = False
 
 
 class DispatchStarted(Payload, tag="signal.dispatch.started"):
     dispatchId: Id
     agentId: Id
-    entryIds: list[str]
+    entryIds: list[Id]
     round: Annotated[int, Meta(ge=0)] = 0
 
 
@@ -187,12 +195,12 @@ class DispatchPhase(Payload, tag="signal.dispatch.phase"):
     dispatchId: Id
     phase: Literal["thinking", "tool", "answering", "steering", "retrying"]
     round: Annotated[int, Meta(ge=0)] = 0
-    tool: str | None = None
+    tool: Annotated[str, Meta(max_length=200)] | None = None
 
 
 class DispatchSteered(Payload, tag="signal.dispatch.steered"):
     dispatchId: Id
-    entryIds: list[str]
+    entryIds: list[Id]
 
 
 class Spend(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
@@ -213,9 +221,9 @@ class DispatchFinished(Payload, tag="signal.dispatch.finished"):
 
 class DispatchFailed(Payload, tag="signal.dispatch.failed"):
     stage: Literal["wake", "director", "spawn", "model", "process", "timeout", "post"]
-    error: str
+    error: Line
     attempt: Annotated[int, Meta(ge=1)] = 1
-    dispatchId: str | None = None
+    dispatchId: Id | None = None
     final: bool = True
 
 
@@ -229,8 +237,8 @@ class EnvironmentPrepared(Payload, tag="signal.environment.prepared"):
 class FilesChanged(Payload, tag="signal.files.changed"):
     """Files a run wrote in its workspace, relative paths."""
 
-    paths: list[str]
-    runId: str | None = None
+    paths: Annotated[list[Annotated[str, Meta(max_length=1_000)]], Meta(max_length=1_000)]
+    runId: Id | None = None
 
 
 class HouseMemberAdded(Payload, tag="signal.house.member_added"):
@@ -282,7 +290,7 @@ class Entry(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
     id: Id
     ts: Annotated[int, Meta(ge=0)]
     payload: AnyPayload
-    authorId: str | None = None
+    authorId: Id | None = None
 
     @property
     def type(self) -> str:
@@ -302,15 +310,34 @@ def _decode(decoder: msgspec.json.Decoder, data: bytes | str):
         raise EntryError(str(exc)) from None
     except msgspec.DecodeError as exc:
         raise EntryError(f"Malformed JSON: {exc}") from None
+    except RecursionError:
+        raise EntryError("JSON nested too deeply - at `$`") from None
+
+
+def _check_pi(entry: Entry) -> Entry:
+    """Pi's messages pass as Pi shaped them, but the fields arbe reads must fit (pi_shapes)."""
+    payload = entry.payload
+    if isinstance(payload, PiAssistant | PiToolResult):
+        try:
+            pi_shapes.check_message(payload.type, payload.message)
+        except msgspec.ValidationError as exc:
+            raise EntryError(str(exc).replace("`$", "`$.payload.message", 1)) from None
+    elif isinstance(payload, PiCompaction):
+        try:
+            pi_shapes.check_compaction(payload.result)
+        except msgspec.ValidationError as exc:
+            raise EntryError(str(exc).replace("`$", "`$.payload.result", 1)) from None
+    return entry
 
 
 def decode_entry(data: bytes | str) -> Entry:
-    return _decode(_entry_decoder, data)
+    """One entry, checked whole (the envelope, its payload, the Pi shapes arbe reads)."""
+    return _check_pi(_decode(_entry_decoder, data))
 
 
 def decode_entries(data: bytes | str) -> list[Entry]:
-    """Decode a JSON array of entries (the body of a JSON-mode stream read)."""
-    return _decode(_entries_decoder, data)
+    """Decode a JSON array of entries (the body of a JSON-mode stream read), all or nothing."""
+    return [_check_pi(entry) for entry in _decode(_entries_decoder, data)]
 
 
 def decode_payload(data: bytes | str) -> AnyPayload:
@@ -323,17 +350,28 @@ def convert_payload(obj: Any) -> AnyPayload:
         return msgspec.convert(obj, AnyPayload)
     except msgspec.ValidationError as exc:
         raise EntryError(str(exc).replace("`$", "`$.payload", 1)) from None
+    except RecursionError:
+        raise EntryError("JSON nested too deeply - at `$.payload`") from None
 
 
 def convert_entry(obj: Any) -> Entry:
     try:
-        return msgspec.convert(obj, Entry)
+        return _check_pi(msgspec.convert(obj, Entry))
     except msgspec.ValidationError as exc:
         raise EntryError(str(exc)) from None
+    except RecursionError:
+        raise EntryError("JSON nested too deeply - at `$`") from None
 
 
 def encode_entry(entry: Entry) -> bytes:
-    return _encoder.encode(entry)
+    """The entry's bytes for an append, checked whole first: what the stream gets is what
+    every reader can read. Struct constructors don't enforce field constraints, so the
+    bytes go through the same decoder the readers use; refused entries raise ``EntryError``."""
+    data = _encoder.encode(entry)
+    if len(data) > MAX_ENTRY_BYTES:
+        raise EntryError(f"An entry may be at most {MAX_ENTRY_BYTES} bytes of JSON - at `$`")
+    decode_entry(data)
+    return data
 
 
 def encode_entries(entries: list[Entry]) -> bytes:

@@ -85,10 +85,11 @@ class Thread(models.Model):
 
 
 class EntryLocation(models.Model):
-    """Where a chat entry sits in its thread's stream: a cache of the log, rebuilt from it.
+    """Where a chat entry sits in its thread's stream: a cache of the log, rebuilt from it
+    (``manage.py reindex_entries``).
 
     Lets a retried post answer as the first did and a deletion find its target's
-    author and type without reading the whole stream.
+    author, type and tombstone without reading the whole stream.
     """
 
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="+")
@@ -98,6 +99,8 @@ class EntryLocation(models.Model):
     ts = models.BigIntegerField()
     # The opaque offset just after the entry (what its append answered), if known.
     offset_after = models.CharField(max_length=256, blank=True)
+    # The id of the first tombstone that names this entry, once there is one.
+    deleted_by = models.CharField(max_length=128, blank=True)
 
     class Meta:
         constraints = [

@@ -3,32 +3,48 @@
 Append first, then act: the chat is in the log before the director is woken,
 and a failed wake is itself appended as ``signal.dispatch.failed``. Nothing
 already appended is ever rolled back.
+
+Both writes are idempotent. A client-supplied id makes a post's retry answer as
+the first post did; the id belongs to whoever used it first, so anyone else
+reusing it gets ``IdTaken`` (409). Deleting what is already deleted answers
+with the tombstone that is there and appends nothing.
 """
 
 import re
 from dataclasses import dataclass
 
+from django.http import Http404
+
 from dispatch.wake import WakeFailed, wake_director
-from houses.access import ThreadAccess, access_chat_for_delete
+from houses.access import ThreadAccess, access_delete
+from threads.chat_index import locate_chat
 from threads.entries import Chat, DispatchFailed, Entry, EntryDeleted
 from threads.lifecycle import new_entry
 from threads.models import EntryLocation
 from threads.permissions import check_write
-from threads.reading import find_entry
+from threads.reading import find_entry, read_entries
 from threads.recency import stream_writer
 
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
 
 class BadEntryId(ValueError):
-    """A client-supplied entry id that is not 1–128 of ``A-Za-z0-9_.:-``."""
+    """A client-supplied entry id that is not 1–128 of ``A-Za-z0-9_.:-`` (400)."""
+
+
+class IdTaken(Exception):
+    """Another author already used this entry id in the thread (409)."""
+
+
+class NotChat(ValueError):
+    """The deletion target is not a chat entry (400)."""
 
 
 @dataclass(frozen=True)
 class Posted:
     entry: Entry
-    offset: str  # the opaque offset just after the entry
-    duplicate: bool = False
+    offset: str  # the opaque offset just after the entry ("" when not known)
+    duplicate: bool = False  # nothing was appended: this answers an earlier write
 
 
 def post_chat(access: ThreadAccess, payload: Chat, entry_id: str | None = None) -> Posted:
@@ -41,31 +57,39 @@ def post_chat(access: ThreadAccess, payload: Chat, entry_id: str | None = None) 
     """
     if entry_id is not None and not CLIENT_ID.match(entry_id):
         raise BadEntryId("id: must be 1–128 characters of A-Z a-z 0-9 _ . : -")
-    thread = access.thread
-    if entry_id is not None and (earlier := _earlier_post(access, entry_id)):
+    author = access.principal.agent_id
+    if entry_id is not None and (earlier := _earlier_post(access, entry_id, author)):
         return earlier
-    entry = new_entry(payload, author=access.principal.agent_id, entry_id=entry_id)
+    entry = new_entry(payload, author=author, entry_id=entry_id)
     check_write(access.principal.writer(), entry)
-    writer = stream_writer()
     # The producer id makes the append itself idempotent when two retries race.
     producer = (f"entry:{entry.id}", 0, 0) if entry_id is not None else None
-    result = writer.append(thread.stream_name, entry, producer=producer)
+    result = stream_writer().append(access.thread.stream_name, entry, producer=producer)
     if result.duplicate:
-        earlier = _earlier_post(access, entry.id, appended=True)
+        earlier = _earlier_post(access, entry.id, author, appended=True)
         return earlier or Posted(entry, result.next_offset or "", True)
     _wake(access, entry)
     return Posted(entry, result.next_offset or "")
 
 
-def _earlier_post(access: ThreadAccess, entry_id: str, appended: bool = False) -> Posted | None:
-    """The first post with ``entry_id``, if any (``appended``: the server says there is one)."""
+def _earlier_post(
+    access: ThreadAccess, entry_id: str, author: str, appended: bool = False
+) -> Posted | None:
+    """The first post with ``entry_id``, if any (``appended``: the server says there is one).
+
+    Raises ``IdTaken`` when that post is someone else's.
+    """
     location = EntryLocation.objects.filter(thread=access.thread, entry_id=entry_id).first()
     if location is None and not appended:
         return None
+    if location is not None and location.author_id != author:
+        raise IdTaken(f"id: {entry_id!r} is already used by another author in this thread")
     found = find_entry(access.thread.stream_name, entry_id)
     if found is None:
         return None
     entry, tail = found
+    if (entry.authorId or "") != author:
+        raise IdTaken(f"id: {entry_id!r} is already used by another author in this thread")
     offset = location.offset_after if location and location.offset_after else tail
     return Posted(entry, offset, duplicate=True)
 
@@ -79,8 +103,51 @@ def _wake(access: ThreadAccess, entry: Entry) -> None:
 
 
 def delete_chat(access: ThreadAccess, entry_id: str) -> Posted:
-    """Tombstone a chat entry: only its author or an owner; the original stays in the log."""
-    access_chat_for_delete(access, entry_id)
+    """Tombstone a chat entry: only its author or an owner; the original stays in the log.
+
+    404 for an id the thread doesn't hold, 400 for anything but chat, 403 for others'
+    messages. A second delete appends nothing and answers with the first tombstone.
+    """
+    target = chat_location(access, entry_id)
+    access_delete(access, target.author_id)
+    if target.deleted_by and (earlier := _tombstone(access, target.deleted_by)):
+        return earlier
     tombstone = new_entry(EntryDeleted(entryId=entry_id), author=access.principal.agent_id)
-    result = stream_writer().append(access.thread.stream_name, tombstone)
+    # One tombstone per entry, even when two deletes race past the check above.
+    producer = (f"delete:{entry_id}", 0, 0)
+    result = stream_writer().append(access.thread.stream_name, tombstone, producer=producer)
+    if result.duplicate:
+        return _first_tombstone(access, entry_id) or Posted(tombstone, "", True)
     return Posted(tombstone, result.next_offset or "")
+
+
+def chat_location(access: ThreadAccess, entry_id: str) -> EntryLocation:
+    """Where the chat ``entry_id`` is: from the chat index, else found in the log and indexed."""
+    if not CLIENT_ID.match(entry_id):
+        raise Http404
+    location = EntryLocation.objects.filter(thread=access.thread, entry_id=entry_id).first()
+    if location is not None and location.type != "chat":
+        raise NotChat(f"Only chat can be deleted, not {location.type}.")
+    if location is not None:
+        return location
+    found = find_entry(access.thread.stream_name, entry_id)
+    if found is None:
+        raise Http404
+    entry, _ = found
+    if not isinstance(entry.payload, Chat):
+        raise NotChat(f"Only chat can be deleted, not {entry.type}.")
+    locate_chat(access.thread.id, [entry], None)
+    return EntryLocation.objects.get(thread=access.thread, entry_id=entry_id)
+
+
+def _tombstone(access: ThreadAccess, tombstone_id: str) -> Posted | None:
+    found = find_entry(access.thread.stream_name, tombstone_id)
+    return Posted(found[0], found[1], duplicate=True) if found else None
+
+
+def _first_tombstone(access: ThreadAccess, entry_id: str) -> Posted | None:
+    entries, tail = read_entries(access.thread.stream_name)
+    for entry in entries:
+        if isinstance(entry.payload, EntryDeleted) and entry.payload.entryId == entry_id:
+            return Posted(entry, tail, duplicate=True)
+    return None

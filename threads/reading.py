@@ -1,9 +1,10 @@
 """Reading a thread's entries from its stream (raw reads keep everything)."""
 
 from streams.errors import StreamNotFound
-from threads.entries import Entry, decode_entry, first_of_each_id
+from threads.entries import Entry, first_of_each_id
 from threads.models import stream_name_for
 from threads.recency import stream_writer
+from threads.unreadable import readable
 
 
 class ThreadLogMissing(Exception):
@@ -15,7 +16,7 @@ class ThreadLogMissing(Exception):
 
 
 def read_entries(thread_id_or_stream: str, offset: str = "-1") -> tuple[list[Entry], str]:
-    """Every entry from ``offset`` to the tail, and the tail offset reached."""
+    """Every readable entry from ``offset`` to the tail, and the tail offset reached."""
     name = (
         thread_id_or_stream
         if thread_id_or_stream.startswith("arbe-thread-")
@@ -25,7 +26,7 @@ def read_entries(thread_id_or_stream: str, offset: str = "-1") -> tuple[list[Ent
         result = stream_writer().catch_up(name, offset)
     except StreamNotFound:
         raise ThreadLogMissing(name) from None
-    return [decode_entry(raw) for raw in result.messages or ()], result.next_offset
+    return readable(result.messages or (), name), result.next_offset
 
 
 def find_entry(stream_name: str, entry_id: str) -> tuple[Entry, str] | None:

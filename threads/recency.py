@@ -28,8 +28,9 @@ from streams.client import (
     service_client,
 )
 from streams.wire import AppendResult
+from threads.chat_index import locate_chat
 from threads.entries import Entry, encode_entry
-from threads.models import EntryLocation, Thread
+from threads.models import Thread
 
 logger = logging.getLogger(__name__)
 THREAD_STREAM_PREFIX = "arbe-thread-"
@@ -153,70 +154,86 @@ def after_append(
     track_after_append(thread_id, entries)
 
 
-def locate_chat(thread_id: str, entries: Sequence[Entry], next_offset: str | None) -> None:
-    """Record where chat entries landed (the offset is known for the last of a batch)."""
-    rows = [
-        EntryLocation(
-            thread_id=thread_id,
-            entry_id=e.id,
-            type=e.type,
-            author_id=e.authorId or "",
-            ts=e.ts,
-            offset_after=(next_offset or "") if e is entries[-1] else "",
-        )
-        for e in entries
-        if e.type == "chat"
-    ]
-    if rows and Thread.objects.filter(pk=thread_id).exists():
-        EntryLocation.objects.bulk_create(rows, ignore_conflicts=True)
-
-
 class RecencyTrackingWriter:
-    """A service client whose appends of entries fire ``after_append``."""
+    """What server code writes to streams with: a service client whose appends are checked
+    whole (``encode_entry``) and followed by ``after_append``.
+
+    The raw client is private and only named methods are offered: appends go through the
+    hooks, reads pass through, and anything else that could write (closing a stream, raw
+    sends, producers, deleting a stream) is not offered at all.
+    """
 
     def __init__(self, client: DurableStreamClient):
-        self.client = client
+        self._client = client
 
     def create(self, name: str, **options):
-        return self.client.create(name, **options)
+        return self._client.create(name, **options)
 
     def append(self, name: str, entry: Entry, **options) -> AppendResult:
-        result = self.client.append(name, encode_entry(entry), **options)
+        result = self._client.append(name, encode_entry(entry), **options)
         if not result.duplicate:
             after_append(name, [entry], result.next_offset)
         return result
 
     def append_batch(self, name: str, entries: Sequence[Entry], **options) -> AppendResult:
-        result = self.client.append_batch(name, [encode_entry(e) for e in entries], **options)
+        result = self._client.append_batch(name, [encode_entry(e) for e in entries], **options)
         if not result.duplicate:
             after_append(name, entries, result.next_offset)
         return result
 
-    def __getattr__(self, attr):
-        # Reads, heads and the rest pass straight through; only appends are wrapped.
-        if attr.startswith("append") or attr == "producer":
-            raise AttributeError(f"{attr} is not offered by the recency-tracking writer")
-        return getattr(self.client, attr)
+    def head(self, name: str):
+        return self._client.head(name)
+
+    def read(self, name: str, offset: str = "-1"):
+        return self._client.read(name, offset)
+
+    def catch_up(self, name: str, offset: str = "-1"):
+        return self._client.catch_up(name, offset)
+
+    def long_poll(self, name: str, offset: str, cursor: str | None = None):
+        return self._client.long_poll(name, offset, cursor)
+
+    def tail(self, name: str, offset: str = "-1"):
+        return self._client.tail(name, offset)
+
+    def close(self) -> None:
+        self._client.close()
 
 
 class AsyncRecencyTrackingWriter:
     """The async twin of ``RecencyTrackingWriter``; hooks run in a worker thread."""
 
     def __init__(self, client: AsyncDurableStreamClient):
-        self.client = client
+        self._client = client
+
+    async def create(self, name: str, **options):
+        return await self._client.create(name, **options)
 
     async def append(self, name: str, entry: Entry, **options) -> AppendResult:
         from asgiref.sync import sync_to_async
 
-        result = await self.client.append(name, encode_entry(entry), **options)
+        result = await self._client.append(name, encode_entry(entry), **options)
         if not result.duplicate:
             await sync_to_async(after_append)(name, [entry], result.next_offset)
         return result
 
-    def __getattr__(self, attr):
-        if attr.startswith("append") or attr == "producer":
-            raise AttributeError(f"{attr} is not offered by the recency-tracking writer")
-        return getattr(self.client, attr)
+    async def head(self, name: str):
+        return await self._client.head(name)
+
+    async def read(self, name: str, offset: str = "-1"):
+        return await self._client.read(name, offset)
+
+    async def catch_up(self, name: str, offset: str = "-1"):
+        return await self._client.catch_up(name, offset)
+
+    async def long_poll(self, name: str, offset: str, cursor: str | None = None):
+        return await self._client.long_poll(name, offset, cursor)
+
+    def tail(self, name: str, offset: str = "-1"):
+        return self._client.tail(name, offset)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
 
 
 _writer: RecencyTrackingWriter | None = None

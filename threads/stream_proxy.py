@@ -15,13 +15,22 @@ from asgiref.sync import sync_to_async
 from django.http import StreamingHttpResponse
 from django.views.decorators.http import require_http_methods
 
-from arbe_site.api import BadInput, api_view, json_response
+from arbe_site.api import (
+    BadInput,
+    api_view,
+    decode_body,
+    json_response,
+    request_body,
+)
 from arbe_site.ids import time_ordered_id
 from houses.access import access_stream, access_thread
 from streams import wire
 from streams.client import AsyncDurableStreamClient, async_service_client
-from threads.entries import AnyPayload, Entry, EntryError, encode_entry, to_builtins
+from threads.entries import AnyPayload, Chat, Entry, EntryError, Id, encode_entry, to_builtins
+from threads.models import EntryLocation
 from threads.permissions import check_write
+from threads.posting import IdTaken
+from threads.reading import find_entry
 from threads.recency import after_append
 
 PASSED_HEADERS = (
@@ -34,6 +43,7 @@ PASSED_HEADERS = (
     "Stream-SSE-Data-Encoding",
 )
 LIVE_MODES = {"long-poll", "sse"}
+MAX_BATCH = 500
 
 _clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncDurableStreamClient]" = (
     weakref.WeakKeyDictionary()
@@ -91,23 +101,19 @@ async def thread_stream(request, thread_id):
 
 class SandboxEntry(msgspec.Struct, forbid_unknown_fields=True):
     payload: AnyPayload
-    id: str | None = None
-    authorId: str | None = None
-
-
-_one = msgspec.json.Decoder(SandboxEntry)
-_many = msgspec.json.Decoder(list[SandboxEntry])
+    id: Id | None = None
+    authorId: Id | None = None
 
 
 def decode_sandbox_body(body: bytes) -> list[SandboxEntry]:
-    try:
-        items = _many.decode(body) if body.lstrip()[:1] == b"[" else [_one.decode(body)]
-    except msgspec.ValidationError as exc:
-        raise EntryError(str(exc)) from None
-    except msgspec.DecodeError as exc:
-        raise EntryError(f"Malformed JSON body: {exc}") from None
+    """One entry or a non-empty array of them; every way the JSON can be bad is a 400."""
+    kind = list[SandboxEntry] if body.lstrip()[:1] == b"[" else SandboxEntry
+    items = decode_body(body, kind, EntryError)
+    items = items if isinstance(items, list) else [items]
     if not items:
         raise EntryError("An empty array appends nothing - at `$`")
+    if len(items) > MAX_BATCH:
+        raise EntryError(f"At most {MAX_BATCH} entries in one append - at `$`")
     return items
 
 
@@ -118,22 +124,16 @@ async def sandbox_stream(request, name):
     access = await sync_to_async(access_stream)(request.principal, name)
     if request.method == "GET":
         return await proxy_read(request, name)
-    principal = access.principal
-    now = time.time_ns() // 1_000_000
-    entries = [
-        Entry(
-            id=item.id or time_ordered_id(),
-            ts=now,
-            payload=item.payload,
-            authorId=item.authorId if item.authorId is not None else principal.agent_id,
-        )
-        for item in decode_sandbox_body(request.body)
-    ]
-    writer = principal.writer()
+    entries = stamp(decode_sandbox_body(request_body(request)), access.principal.agent_id)
+    # The whole batch is checked before anything is appended: all of it lands or none.
+    bodies = [encode_entry(e) for e in entries]
+    writer = access.principal.writer()
     for entry in entries:
         check_write(writer, entry)
+    if earlier := await sync_to_async(retried)(access, entries):
+        body = {"entries": [to_builtins(e) for e in earlier], "offset": None, "duplicate": True}
+        return json_response(body)
     client = upstream()
-    bodies = [encode_entry(e) for e in entries]
     if len(bodies) == 1:
         result = await client.append(name, bodies[0])
     else:
@@ -142,3 +142,40 @@ async def sandbox_stream(request, name):
     return json_response(
         {"entries": [to_builtins(e) for e in entries], "offset": result.next_offset}
     )
+
+
+def stamp(items: list[SandboxEntry], agent_id: str | None) -> list[Entry]:
+    """Entries as the server stamps them: its time, a fresh id unless one was sent."""
+    now = time.time_ns() // 1_000_000
+    entries = [
+        Entry(
+            id=item.id or time_ordered_id(),
+            ts=now,
+            payload=item.payload,
+            authorId=item.authorId if item.authorId is not None else agent_id,
+        )
+        for item in items
+    ]
+    if len({e.id for e in entries}) != len(entries):
+        raise EntryError("Each entry of a batch needs its own id - at `$[*].id`")
+    return entries
+
+
+def retried(access, entries: list[Entry]) -> list[Entry] | None:
+    """A chat id that is already in the thread: the same author's retry answers with what
+    is there and appends nothing; anyone else's reuse of the id is a conflict."""
+    sent = {e.id: e for e in entries if isinstance(e.payload, Chat)}
+    if not sent:
+        return None
+    known = {
+        loc.entry_id: loc
+        for loc in EntryLocation.objects.filter(thread=access.thread, entry_id__in=list(sent))
+    }
+    if not known:
+        return None
+    for entry_id, location in known.items():
+        if location.author_id != (sent[entry_id].authorId or ""):
+            raise IdTaken(f"id: {entry_id!r} is already used by another author in this thread")
+    if len(known) != len(entries):
+        raise IdTaken("id: some of these entries are already in the thread and some are not")
+    return [found[0] for e in entries if (found := find_entry(access.thread.stream_name, e.id))]

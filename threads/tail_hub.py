@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from asgiref.sync import sync_to_async
 
 from threads.current import bot_ids, entries_for_view
-from threads.entries import decode_entry
 from threads.fragments import Names, entry_fragments, house_names, now_panel, offset_marker
 from threads.models import Thread
 from threads.now import NowFold
 from threads.recency import async_stream_writer
 from threads.status_sync import now_ms
+from threads.unreadable import readable
 
 logger = logging.getLogger(__name__)
 QUEUE_SIZE = 256
@@ -103,17 +103,25 @@ class ThreadTail:
             return
         self.ready.set_result(offset)
         name = f"arbe-thread-{self.thread_id}"
+        failures = 0
         while True:
             try:
                 async for result in self.hub.writer.tail(name, self.offset):
-                    await self.publish(
-                        [decode_entry(raw) for raw in result.messages or ()], result.next_offset
-                    )
+                    failures = 0
+                    await self.publish(readable(result.messages or (), name), result.next_offset)
                 return  # the stream was closed: nothing more will come
             except asyncio.CancelledError:
                 raise
             except Exception:
-                logger.exception("tail of thread %s failed; retrying", self.thread_id)
+                # Once with the traceback, then a line a minute while it keeps failing.
+                if failures % 60 == 0:
+                    logger.warning(
+                        "tail of thread %s failed; retrying every %ss",
+                        self.thread_id,
+                        RETRY_S,
+                        exc_info=failures == 0,
+                    )
+                failures += 1
                 await asyncio.sleep(RETRY_S)
 
     async def publish(self, entries, offset: str) -> None:

@@ -144,6 +144,8 @@ def json_messages(body: bytes, *, allow_empty: bool = False) -> bytes:
         return bytes(_RAW.decode(stripped))
     except (msgspec.DecodeError, UnicodeDecodeError):
         raise ProtocolError(400, "Invalid JSON") from None
+    except RecursionError:  # valid JSON, but deeper than any reader could follow
+        raise ProtocolError(400, "JSON nested too deeply") from None
 
 
 def json_values(stored: bytes) -> list[bytes]:

@@ -26,14 +26,23 @@ def python_files():
 
 
 def raw_constructor_calls(source: str) -> list[int]:
-    lines = []
+    """Lines that reach a raw constructor in any way: a call, an import (aliased or not),
+    a reference passed around, an attribute of the module, or its name as a string."""
+    lines = set()
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-            if name in RAW_CONSTRUCTORS:
-                lines.append(node.lineno)
-    return lines
+        if isinstance(node, ast.ImportFrom | ast.Import):
+            names = [alias.name.rsplit(".", 1)[-1] for alias in node.names]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value]
+        else:
+            continue
+        if RAW_CONSTRUCTORS.intersection(names):
+            lines.add(node.lineno)
+    return sorted(lines)
 
 
 def test_raw_service_client_is_built_only_where_allowed():
@@ -43,10 +52,29 @@ def test_raw_service_client_is_built_only_where_allowed():
         if rel not in ALLOWED and not rel.startswith(ALLOWED_DIRS)
         for line in raw_constructor_calls(path.read_text())
     ]
-    assert offenders == [], f"raw stream client built outside the recency wrapper: {offenders}"
+    assert offenders == [], f"raw stream client reached outside the recency wrapper: {offenders}"
 
 
 def test_the_check_finds_a_raw_construction():
     source = "from streams.client import service_client\nwriter = service_client()\n"
-    assert raw_constructor_calls(source) == [2]
+    assert raw_constructor_calls(source) == [1, 2]
     assert raw_constructor_calls("c = streams.client.DurableStreamClient('u')") == [1]
+
+
+def test_the_check_finds_aliases():
+    aliased = "from streams.client import service_client as make\nw = make()\n"
+    assert raw_constructor_calls(aliased) == [1]
+    assert raw_constructor_calls("import streams.client as sc\nw = sc.service_client()\n") == [2]
+    assert raw_constructor_calls("make = getattr(client, 'async_service_client')\n") == [1]
+    assert raw_constructor_calls("factory = service_client\n") == [1]
+
+
+def test_the_recency_writer_offers_no_raw_client():
+    from threads.recency import AsyncRecencyTrackingWriter, RecencyTrackingWriter
+
+    for cls in (RecencyTrackingWriter, AsyncRecencyTrackingWriter):
+        public = {name for name in vars(cls) if not name.startswith("_")}
+        assert "client" not in public
+        assert not hasattr(cls, "__getattr__")
+        writes = {"close_stream", "send", "http_stream", "producer", "delete", "sse", "open"}
+        assert public.isdisjoint(writes), public & writes

@@ -1,0 +1,134 @@
+"""Arbitrary JSON and arbitrary bytes against every JSON write route and the stream proxy:
+never a 5xx, and a refused request appends nothing."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from houses.models import Agent, Membership
+from tests.integration.robustness.conftest import log_bytes
+from threads.models import Thread
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
+    max_leaves=16,
+)
+payload_like = st.fixed_dictionaries(
+    {
+        "payload": st.dictionaries(
+            st.sampled_from(["type", "text", "message", "dispatchId", "entryId", "id"]),
+            json_values | st.sampled_from(["chat", "pi.assistant", "pi.tool_result"]),
+            max_size=4,
+        )
+    },
+    optional={"id": json_values | st.text(max_size=140), "authorId": json_values},
+)
+bodies = (
+    json_values.map(lambda v: json.dumps(v).encode())
+    | payload_like.map(lambda v: json.dumps(v).encode())
+    | st.lists(payload_like, max_size=3).map(lambda v: json.dumps(v).encode())
+    | st.binary(max_size=200)
+    # Bytes inside a JSON string (invalid UTF-8 gets past the tokenizer), and deep nesting.
+    | st.binary(min_size=1, max_size=20).map(
+        lambda raw: (
+            b'{"payload": {"type": "chat", "text": "'
+            + raw.replace(b'"', b"").replace(b"\\", b"")
+            + b'"}}'
+        )
+    )
+    | st.integers(min_value=100, max_value=3000).map(
+        lambda depth: b'{"payload": {"type": "chat", "text": ' + b"[" * depth + b"]" * depth + b"}}"
+    )
+)
+
+
+class Snapshot:
+    """What a request could have written: the thread's log and the rows beside it."""
+
+    def __init__(self, world):
+        self.world = world
+        self.log = log_bytes(world.thread)
+        self.rows = self.counts()
+
+    def counts(self):
+        return (Thread.objects.count(), Membership.objects.count(), Agent.objects.count())
+
+    def unchanged(self) -> bool:
+        return log_bytes(self.world.thread) == self.log and self.counts() == self.rows
+
+
+def check(response, snapshot):
+    assert response.status_code < 500, response.content
+    if response.status_code >= 400:
+        assert response["Content-Type"] == "application/json", response.content
+        assert isinstance(response.json()["error"], str)
+        assert snapshot.unchanged()
+
+
+@FUZZ
+@given(body=bodies)
+def test_posting_entries_never_fails_the_server(world, body):
+    snapshot = Snapshot(world)
+    client = world.token_client(world.member)
+    url = f"/api/threads/{world.thread.id}/entries"
+    check(client.post(url, body, content_type="application/json"), snapshot)
+
+
+@FUZZ
+@given(body=bodies, as_bot=st.booleans())
+def test_the_stream_proxy_never_fails_the_server(world, body, as_bot):
+    snapshot = Snapshot(world)
+    client = (
+        world.jwt_client(world.jwt(dispatch="d1")) if as_bot else world.token_client(world.member)
+    )
+    url = f"/api/stream/{world.thread.stream_name}"
+    check(client.post(url, body, content_type="application/json"), snapshot)
+
+
+@FUZZ
+@given(body=bodies, route=st.sampled_from(["threads", "members", "bots", "runs"]))
+def test_the_other_json_routes_never_fail_the_server(world, body, route):
+    snapshot = Snapshot(world)
+    client = world.token_client(world.owner)
+    url = {
+        "threads": f"/api/houses/{world.house.slug}/threads",
+        "members": f"/api/houses/{world.house.slug}/members",
+        "bots": f"/api/houses/{world.house.slug}/bots",
+        "runs": f"/api/threads/{world.thread.id}/runs",
+    }[route]
+    response = client.post(url, body, content_type="application/json")
+    assert response.status_code < 500, response.content
+    if response.status_code >= 400:
+        assert snapshot.unchanged()
+
+
+@FUZZ
+@given(text=st.text(max_size=40))
+def test_odd_ids_and_queries_in_urls_never_fail_the_server(world, text):
+    from urllib.parse import quote
+
+    snapshot = Snapshot(world)
+    client = world.token_client(world.owner)
+    part = quote(text, safe="")
+    responses = [
+        client.delete(f"/api/threads/{world.thread.id}/entries/{part}"),
+        client.get(f"/api/threads/{part}"),
+        client.get(f"/api/threads?house={part}"),
+        client.get(f"/api/houses/{part}"),
+    ]
+    for response in responses:
+        assert response.status_code < 500, response.content
+    if all(r.status_code >= 400 for r in responses):
+        assert snapshot.unchanged()

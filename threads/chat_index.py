@@ -1,0 +1,69 @@
+"""The chat index (``EntryLocation``): where each chat entry is, who wrote it, its tombstone.
+
+A cache of the log, written at the append seam (``threads.recency.after_append``)
+and rebuilt from the logs by ``manage.py reindex_entries``. Posts use it to spot
+retries and id reuse, deletions to find their target without reading the whole
+stream; when it lacks an entry they fall back to the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import transaction
+
+from threads.entries import Chat, Entry, EntryDeleted, first_of_each_id
+from threads.models import EntryLocation, Thread
+
+
+def locate_chat(thread_id: str, entries: Sequence[Entry], next_offset: str | None) -> None:
+    """Record where chat entries landed (the offset is known for the last of a batch) and
+    which tombstone first named each."""
+    rows = [
+        EntryLocation(
+            thread_id=thread_id,
+            entry_id=e.id,
+            type=e.type,
+            author_id=e.authorId or "",
+            ts=e.ts,
+            offset_after=(next_offset or "") if e is entries[-1] else "",
+        )
+        for e in entries
+        if isinstance(e.payload, Chat)
+    ]
+    if rows and Thread.objects.filter(pk=thread_id).exists():
+        EntryLocation.objects.bulk_create(rows, ignore_conflicts=True)
+    for e in entries:
+        if isinstance(e.payload, EntryDeleted):
+            EntryLocation.objects.filter(
+                thread_id=thread_id, entry_id=e.payload.entryId, deleted_by=""
+            ).update(deleted_by=e.id)
+
+
+def rebuild(thread: Thread, entries: Sequence[Entry]) -> int:
+    """Replace ``thread``'s index with what its log says; returns the chat entries indexed.
+
+    Offsets of single entries are not known from a catch-up read, so rebuilt rows
+    have none; a retry then answers with the tail offset, as documented.
+    """
+    entries = first_of_each_id(list(entries))
+    tombstones: dict[str, str] = {}
+    for e in entries:
+        if isinstance(e.payload, EntryDeleted):
+            tombstones.setdefault(e.payload.entryId, e.id)
+    rows = [
+        EntryLocation(
+            thread=thread,
+            entry_id=e.id,
+            type=e.type,
+            author_id=e.authorId or "",
+            ts=e.ts,
+            deleted_by=tombstones.get(e.id, ""),
+        )
+        for e in entries
+        if isinstance(e.payload, Chat)
+    ]
+    with transaction.atomic():
+        EntryLocation.objects.filter(thread=thread).delete()
+        EntryLocation.objects.bulk_create(rows, batch_size=1000)
+    return len(rows)

@@ -1,0 +1,37 @@
+"""Rebuild the chat index (``EntryLocation``) of every thread, or one, from its log."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from threads import chat_index
+from threads.models import Thread
+from threads.reading import ThreadLogMissing, read_entries
+
+
+class Command(BaseCommand):
+    help = "Rebuild the chat index (where each chat is, its author, its tombstone) from the logs."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--thread", metavar="ID", help="only this thread")
+
+    def handle(self, *args, thread=None, **options):
+        threads = Thread.objects.order_by("pk")
+        if thread:
+            threads = threads.filter(pk=thread)
+            if not threads.exists():
+                raise CommandError(f"No thread {thread!r}.")
+        total, chats, missing = threads.count(), 0, 0
+        for done, row in enumerate(threads.iterator(), 1):
+            try:
+                entries, _ = read_entries(row.id)
+            except ThreadLogMissing:
+                missing += 1  # nothing to index; the page says the log is missing
+            else:
+                chats += chat_index.rebuild(row, entries)
+            self._progress(done, total)
+        note = f", {missing} with no log" if missing else ""
+        self.stdout.write(f"{total} threads reindexed, {chats} chat entries{note}.")
+
+    def _progress(self, done: int, total: int, width: int = 30) -> None:
+        filled = width * done // total if total else width
+        bar = "#" * filled + "-" * (width - filled)
+        self.stderr.write(f"\r[{bar}] {done}/{total}", ending="" if done < total else "\n")
