@@ -24,6 +24,7 @@ from threads.entries import (
     Entry,
     EntryDeleted,
 )
+from threads.log import async_log_reader
 from threads.models import Thread, stream_name_for
 from threads.projection import chat_projection
 from threads.reading import read_entries
@@ -124,9 +125,9 @@ def bot_env(bot: Agent) -> dict[str, str]:
     return {name: os.environ[name]} if name and name in os.environ else {}
 
 
-async def new_messages(client, convo: Conversation, offset: str) -> tuple[list[Entry], str]:
+async def new_messages(convo: Conversation, offset: str) -> tuple[list[Entry], str]:
     """Chat that arrived after ``offset`` from others, minus any deleted meanwhile."""
-    result = await client.catch_up(convo.stream, offset)
+    result = await async_log_reader().catch_up(convo.stream, offset)
     arrived = readable(result.messages or (), convo.stream)
     gone = {e.payload.entryId for e in arrived if isinstance(e.payload, EntryDeleted)}
     chat = [

@@ -149,7 +149,7 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
 
 async def _steer(convo, dispatch_id, session, writer, offset: str) -> str:
     """Between tool rounds: hand Pi the messages that arrived since we last looked."""
-    arrived, offset = await new_messages(writer, convo, offset)
+    arrived, offset = await new_messages(convo, offset)
     if arrived:
         await session.steer(convo.render(arrived))
         steered = DispatchSteered(dispatchId=dispatch_id, entryIds=[e.id for e in arrived])

@@ -30,6 +30,7 @@ from threads.entries import (
     ThreadRunState,
 )
 from threads.lifecycle import create_thread, new_entry
+from threads.log import log_reader
 from threads.models import Thread, new_thread_id
 from threads.permissions import BOT_KINDS
 from threads.recency import stream_writer
@@ -70,7 +71,7 @@ def claim_run(parent: Thread, *, handle: str, task: str, by) -> Claim:
         thread_id=child_id,
     )
     writer = stream_writer()
-    start = writer.head(child.stream_name).next_offset
+    start = log_reader().head(child.stream_name).next_offset
     Thread.objects.filter(pk=child.pk).update(run_offset=start)
     claimed = {"runId": run_id, "state": "claimed", "agentId": bot.id, "task": task[:2000]}
     writer.append(child.stream_name, new_entry(ThreadRunState(**claimed), author=bot.id))

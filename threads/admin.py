@@ -12,9 +12,9 @@ from django.utils.html import format_html
 
 from streams import errors
 from threads.entries import EntryError, decode_entry
+from threads.log import log_reader
 from threads.models import Thread
 from threads.projection import tombstoned_ids
-from threads.recency import stream_writer
 from threads.status_sync import sync_status
 
 
@@ -77,7 +77,7 @@ class ThreadAdmin(admin.ModelAdmin):
             raise PermissionError
         offset = request.GET.get("offset", "-1")
         try:
-            page = stream_writer().read(thread.stream_name, offset)
+            page = log_reader().read(thread.stream_name, offset)
         except errors.StreamError as exc:
             messages.error(request, f"Could not read from {offset!r}: {exc}")
             page = None

@@ -82,7 +82,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         if offset is None:
             await self.send(text_data=tail.panel + offset_marker(tail.offset))
             return set()
-        result = await hub().writer.catch_up(f"arbe-thread-{self.thread_id}", offset)
+        result = await hub().reader.catch_up(f"arbe-thread-{self.thread_id}", offset)
         entries = readable(result.messages or (), f"arbe-thread-{self.thread_id}")
         parts = entry_fragments(entries, tail.names, self.thread_id)
         frame = "".join(html for _, html in parts) + tail.panel + offset_marker(result.next_offset)

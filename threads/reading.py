@@ -2,8 +2,8 @@
 
 from streams.errors import StreamNotFound
 from threads.entries import Entry, first_of_each_id
+from threads.log import log_reader
 from threads.models import stream_name_for
-from threads.recency import stream_writer
 from threads.unreadable import readable
 
 
@@ -23,7 +23,7 @@ def read_entries(thread_id_or_stream: str, offset: str = "-1") -> tuple[list[Ent
         else stream_name_for(thread_id_or_stream)
     )
     try:
-        result = stream_writer().catch_up(name, offset)
+        result = log_reader().catch_up(name, offset)
     except StreamNotFound:
         raise ThreadLogMissing(name) from None
     return readable(result.messages or (), name), result.next_offset

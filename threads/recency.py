@@ -31,6 +31,8 @@ from streams.wire import AppendResult
 from threads.chat_index import locate_chat
 from threads.entries import Entry, encode_entry
 from threads.models import Thread
+from threads.status import moves_status
+from threads.status_sync import track_after_append
 
 logger = logging.getLogger(__name__)
 THREAD_STREAM_PREFIX = "arbe-thread-"
@@ -143,10 +145,6 @@ def after_append(
     thread_id = thread_id_of(stream_name)
     if thread_id is None or not entries:
         return
-    # Status tracking folds the stream through this module's writer: import it late.
-    from threads.status import moves_status
-    from threads.status_sync import track_after_append
-
     locate_chat(thread_id, entries, next_offset)
     # A status write announces the row itself; otherwise recency does, so the house list
     # follows new entries too.
@@ -158,9 +156,9 @@ class RecencyTrackingWriter:
     """What server code writes to streams with: a service client whose appends are checked
     whole (``encode_entry``) and followed by ``after_append``.
 
-    The raw client is private and only named methods are offered: appends go through the
-    hooks, reads pass through, and anything else that could write (closing a stream, raw
-    sends, producers, deleting a stream) is not offered at all.
+    The raw client is private and only named methods are offered: creating a stream and
+    appends, which go through the hooks. Anything else that could write (closing a stream,
+    raw sends, producers, deleting a stream) is not offered; reads are ``threads.log``'s.
     """
 
     def __init__(self, client: DurableStreamClient):
@@ -180,21 +178,6 @@ class RecencyTrackingWriter:
         if not result.duplicate:
             after_append(name, entries, result.next_offset)
         return result
-
-    def head(self, name: str):
-        return self._client.head(name)
-
-    def read(self, name: str, offset: str = "-1"):
-        return self._client.read(name, offset)
-
-    def catch_up(self, name: str, offset: str = "-1"):
-        return self._client.catch_up(name, offset)
-
-    def long_poll(self, name: str, offset: str, cursor: str | None = None):
-        return self._client.long_poll(name, offset, cursor)
-
-    def tail(self, name: str, offset: str = "-1"):
-        return self._client.tail(name, offset)
 
     def close(self) -> None:
         self._client.close()
@@ -216,21 +199,6 @@ class AsyncRecencyTrackingWriter:
         if not result.duplicate:
             await sync_to_async(after_append)(name, [entry], result.next_offset)
         return result
-
-    async def head(self, name: str):
-        return await self._client.head(name)
-
-    async def read(self, name: str, offset: str = "-1"):
-        return await self._client.read(name, offset)
-
-    async def catch_up(self, name: str, offset: str = "-1"):
-        return await self._client.catch_up(name, offset)
-
-    async def long_poll(self, name: str, offset: str, cursor: str | None = None):
-        return await self._client.long_poll(name, offset, cursor)
-
-    def tail(self, name: str, offset: str = "-1"):
-        return self._client.tail(name, offset)
 
     async def aclose(self) -> None:
         await self._client.aclose()

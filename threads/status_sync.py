@@ -19,8 +19,8 @@ from channels.layers import get_channel_layer
 from django.db.models import F
 
 from threads.current import load_view
+from threads.log import log_reader
 from threads.models import Thread
-from threads.recency import stream_writer
 from threads.status import ThreadStatus, derive_thread_status, moves_status
 
 logger = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ def write_status(thread: Thread, status: ThreadStatus) -> bool:
 
 
 def _tail_offset(thread: Thread) -> str:
-    return stream_writer().head(thread.stream_name).next_offset
+    return log_reader().head(thread.stream_name).next_offset
 
 
 def announce(thread: Thread, status: ThreadStatus) -> None:

@@ -28,9 +28,9 @@ from asgiref.sync import sync_to_async
 
 from threads.current import bot_ids, entries_for_view
 from threads.fragments import Names, entry_fragments, house_names, now_panel, offset_marker
+from threads.log import async_log_reader
 from threads.models import Thread
 from threads.now import NowFold
-from threads.recency import async_stream_writer
 from threads.status_sync import now_ms
 from threads.unreadable import readable
 
@@ -106,7 +106,7 @@ class ThreadTail:
         failures = 0
         while True:
             try:
-                async for result in self.hub.writer.tail(name, self.offset):
+                async for result in self.hub.reader.tail(name, self.offset):
                     failures = 0
                     await self.publish(readable(result.messages or (), name), result.next_offset)
                 return  # the stream was closed: nothing more will come
@@ -146,7 +146,7 @@ class TailHub:
 
     def __init__(self):
         self.tails: dict[str, ThreadTail] = {}
-        self.writer = async_stream_writer()
+        self.reader = async_log_reader()
 
     @property
     def tail_count(self) -> int:

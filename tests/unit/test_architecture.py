@@ -12,7 +12,12 @@ RAW_CONSTRUCTORS = {
 }
 # Where the raw service client may be built: its own module, the recency wrapper, the sandbox
 # proxy, scripts, benchmarks and tests. Anywhere else an append would leave recency stale.
-ALLOWED = {"streams/client.py", "threads/recency.py", "threads/stream_proxy.py"}
+ALLOWED = {
+    "streams/client.py",
+    "threads/log.py",
+    "threads/recency.py",
+    "threads/stream_proxy.py",
+}
 ALLOWED_DIRS = ("tests/", "scripts/", "bench/")
 SKIP_DIRS = {".venv", "node_modules", "var", ".git", "migrations"}
 
