@@ -108,6 +108,13 @@ DISPATCH_MAX_ATTEMPTS = env_int("DISPATCH_MAX_ATTEMPTS", 2)
 DISPATCH_REPLY_CAP_S = env_int("DISPATCH_REPLY_CAP_S", 600)  # a reply may run 10 minutes
 DISPATCH_EVENT_IDLE_S = env_int("DISPATCH_EVENT_IDLE_S", 120)  # silence that ends a reply
 
+# --- Demo model credential -------------------------------------------------------------------
+# The built-in demo model (/demo-model/v1) answers only this install's Pi processes: the
+# managed agent dir's models.json gives them this secret as the demo provider's API key, and
+# the endpoint checks it as a Bearer token (401 otherwise). Generated into var/, never printed.
+DEMO_MODEL_SECRET = env_str("DEMO_MODEL_SECRET") or stored_secret(VAR_DIR / "demo_model_secret")
+# --- end demo model credential ---------------------------------------------------------------
+
 # Durable Streams: the embedded server at /v1/stream/ unless DURABLE_STREAMS_URL is set.
 DURABLE_STREAMS_URL = env_str("DURABLE_STREAMS_URL").rstrip("/")
 DURABLE_STREAMS_SECRET = env_str("DURABLE_STREAMS_SECRET") or stored_secret(

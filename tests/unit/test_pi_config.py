@@ -28,7 +28,10 @@ def test_agent_dir_holds_models_and_settings(tmp_path, settings):
     models = json.loads((path / "models.json").read_text())
     demo = models["providers"][DEMO_PROVIDER]
     assert demo["baseUrl"] == "http://127.0.0.1:8123/demo-model/v1"
-    assert (demo["api"], demo["apiKey"]) == ("openai-completions", "demo")
+    assert demo["api"] == "openai-completions"
+    # The per-install secret the demo endpoint checks, in a file only its owner reads.
+    assert demo["apiKey"] == settings.DEMO_MODEL_SECRET and len(demo["apiKey"]) >= 40
+    assert (path / "models.json").stat().st_mode & 0o777 == 0o600
     [model] = demo["models"]
     assert model["id"] == "demo"
     # Pi's schema wants every price present.
