@@ -6,6 +6,7 @@ Setting ``DATABASE_URL``, ``REDIS_URL`` and ``DURABLE_STREAMS_URL`` gives the
 scaled one. The README's configuration table lists every variable.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -133,6 +134,27 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Login throttling (django-axes) ----------------------------------------------------------
+# Five wrong passwords in a row for one username from one address lock that pair out for 15
+# minutes: a 429 page in the site's layout, even for the right password. Other users and other
+# addresses are unaffected; a successful sign-in resets the count. Attempts live in the
+# database (no cache needed). Behind a proxy, Daphne must get the client's address (see
+# docs/security.md). Tests sign in with force_login: axes refuses authenticate() without a request.
+INSTALLED_APPS += ["axes"]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out pair before any check
+    "django.contrib.auth.backends.ModelBackend",
+]
+MIDDLEWARE += ["axes.middleware.AxesMiddleware"]  # last: turns a lockout into the 429 page
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False  # no INFO line per attempt; lockouts still log a WARNING
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# --- end login throttling --------------------------------------------------------------------
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
