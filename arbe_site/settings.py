@@ -179,11 +179,25 @@ SECURE_HSTS_PRELOAD = HTTPS
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
 X_FRAME_OPTIONS = "DENY"
 
+# --- Logging ---------------------------------------------------------------------------------
+# Everything goes to one console handler on the root logger, so each line prints once: Django's
+# DEFAULT_LOGGING gives `django` a console handler of its own (under DEBUG) that would print
+# every django.* record a second time on its way to root. One line per request is Daphne's
+# access line; ClientErrorFilter (arbe_site/logs.py) keeps 4xx out of django.request and their
+# tracebacks out of django.security. docs/security.md has the policy.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"client_errors": {"()": "arbe_site.logs.ClientErrorFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["client_errors"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # httpx logs every request at INFO: stream reads and appends are far too frequent for that.
-    "loggers": {"django.db.backends": {"level": "INFO"}, "httpx": {"level": "WARNING"}},
+    "loggers": {
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.db.backends": {"level": "INFO"},
+        # httpx logs every request at INFO: stream reads and appends are far too frequent.
+        "httpx": {"level": "WARNING"},
+        # axes logs several INFO lines per sign-in; a failure or a lockout is one WARNING.
+        "axes": {"level": "WARNING"},
+    },
 }
+# --- end logging -----------------------------------------------------------------------------
