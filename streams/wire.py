@@ -220,8 +220,11 @@ def _closed(headers: httpx.Headers) -> bool:
 
 def _int(headers: httpx.Headers, name: str) -> int | None:
     value = headers.get(name)
-    # isdigit() alone takes "²" (Latin-1, so it can arrive in a header), which int() refuses.
-    return int(value) if value is not None and value.isascii() and value.isdigit() else None
+    # isdigit() alone takes "²" (Latin-1, so it can arrive in a header), which int() refuses,
+    # as it does more than 4,300 digits.
+    if value is None or not (value.isascii() and value.isdigit()) or len(value) > 20:
+        return None
+    return int(value)
 
 
 def decode_create(response: httpx.Response) -> CreateResult:

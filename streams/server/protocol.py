@@ -14,9 +14,10 @@ DEFAULT_TYPE = "application/octet-stream"
 MAX_SAFE_INTEGER = 2**53 - 1
 
 # Numbers are ASCII digits (``\d`` matches other scripts' digits too, and int() takes them);
-# ``\Z`` because ``$`` also matches before a trailing newline.
-_TTL_RE = re.compile(r"^(0|[1-9][0-9]*)\Z")
-_INT_RE = re.compile(r"^[0-9]+\Z")
+# ``\Z`` because ``$`` also matches before a trailing newline. Lengths are bounded: 18 digits
+# fit a 64-bit column, and int() refuses over 4,300 digits with a ValueError.
+_TTL_RE = re.compile(r"^(0|[1-9][0-9]{0,17})\Z")
+_INT_RE = re.compile(r"^[0-9]{1,20}\Z")
 _YEAR_RE = re.compile(r"^[0-9]{4}")
 _CONTENT_TYPE_RE = re.compile(r"^[\w.+-]+/[\w.+-]+")
 # What a stream name may hold: it must fit in a header as it is (``Stream-Forked-From`` names

@@ -112,6 +112,12 @@ def test_decode_head_and_append():
     assert not plain.duplicate
 
 
+@pytest.mark.parametrize("value", ["\u00b2".encode("latin-1"), b"9" * 5000, b"-1", b" 3"])
+def test_a_numeric_header_the_client_cannot_read_is_ignored(value):
+    info = wire.decode_head(response(200, {"stream-next-offset": "n", "stream-ttl": value}))
+    assert info.ttl is None
+
+
 @pytest.mark.parametrize(
     ("status", "headers", "method", "error"),
     [

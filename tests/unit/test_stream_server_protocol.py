@@ -130,3 +130,20 @@ def test_stream_names_that_cannot_go_in_a_header_are_refused(name):
 @pytest.mark.parametrize("name", ["arbe-thread-01J9", "test/a/b", "café ü", "x~!$&'()*+,;=:@"])
 def test_printable_latin1_stream_names_are_accepted(name):
     check_stream_name(name)
+
+
+@pytest.mark.parametrize("digits", ["1" + "0" * 18, "9" * 5000])
+def test_numbers_are_bounded_before_int_sees_them(digits):
+    for parse in (parse_ttl, parse_sub_offset):
+        with pytest.raises(ProtocolError):
+            parse(digits)
+    with pytest.raises(ProtocolError):
+        parse_producer("p", "0", digits)
+
+
+def test_enormous_offsets_and_cursors_are_refused_before_int_sees_them():
+    assert offsets.parse_offset("0_" + "9" * 32) == offsets.BEYOND  # past the tail: the tail
+    for offset in ("0_" + "9" * 33, "9" * 5000 + "_0"):
+        with pytest.raises(offsets.InvalidOffset):
+            offsets.parse_offset(offset)
+    assert offsets.response_cursor("9" * 5000, now=offsets.CURSOR_EPOCH) == "0"

@@ -105,3 +105,30 @@ async def test_a_fork_offset_in_other_digits_is_400_and_creates_nothing(client, 
     )
     assert response.status_code == 400
     assert await stream_names() == before
+
+
+HUGE = "9" * 5000  # int() refuses more than 4,300 digits: a ValueError, not a ProtocolError
+LARGE = "9" * 25  # beyond 64-bit columns
+
+
+@pytest.mark.parametrize("digits", [HUGE, LARGE], ids=["5000-digits", "25-digits"])
+async def test_an_enormous_number_is_a_4xx_not_a_crash(client, stream, digits):
+    before = await stream_names()
+    fresh = f"/v1/stream/test/{uuid.uuid4().hex}"
+    assert (await client.put(fresh, headers={**JSON, "Stream-TTL": digits})).status_code == 400
+    forked = {**JSON, "Stream-Forked-From": stream}
+    answer = await client.put(fresh, headers={**forked, "Stream-Fork-Sub-Offset": digits})
+    assert answer.status_code == 400
+    answer = await client.put(fresh, headers={**forked, "Stream-Fork-Offset": f"0_{digits}"})
+    assert answer.status_code in (400, 409)
+    assert await stream_names() == before
+    producer = {**JSON, "Producer-Id": "p", "Producer-Epoch": digits, "Producer-Seq": "0"}
+    assert (await client.post(stream, json={"n": 3}, headers=producer)).status_code == 400
+    read = await client.get(stream, params={"offset": f"0_{digits}"})
+    assert read.status_code in (200, 400)
+    cursor = await client.get(
+        stream,
+        params={"offset": (await client.head(stream)).headers["Stream-Next-Offset"],
+                "live": "long-poll", "cursor": digits},
+    )  # fmt: skip
+    assert cursor.status_code == 204 and cursor.headers["Stream-Cursor"].isdigit()
