@@ -8,7 +8,7 @@ NODE_STAMP := node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test bench deps system-deps lint test-unit test-stack conformance test-e2e clean
+.PHONY: run test bench deps system-deps lint test-unit test-stack conformance test-e2e clean FORCE
 
 $(PY_STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -24,11 +24,20 @@ $(NODE_STAMP): package.json package-lock.json
 
 deps: $(PY_STAMP) $(NODE_STAMP)
 
-# Debian packages the test run needs (PostgreSQL is on the image; Redis and Chromium come from apt).
+# Debian packages: each stage below depends on the ones it needs (`system-dep-<package>`), so a
+# fresh machine passes `make test` the first time; as root they are installed, otherwise named.
+# `make system-deps` installs all of them.
 system-deps:
-	@bash scripts/system-deps.sh
+	@bash scripts/system-deps.sh bubblewrap chromium postgresql redis-server
 
+system-dep-%: FORCE
+	@bash scripts/system-deps.sh $*
+
+FORCE:
+
+# Pi runs in bubblewrap where it is available: installed when root, otherwise only a note.
 run: deps
+	@bash scripts/system-deps.sh --optional bubblewrap
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
 	DEBUG=$${DEBUG:-true} ARBE_INTERNAL_URL=$${ARBE_INTERNAL_URL:-http://$(HOST):$(PORT)} \
@@ -39,25 +48,27 @@ lint: $(PY_STAMP)
 	$(VENV)/bin/ruff format --check .
 
 # The suite on the embedded configuration: SQLite, in-memory channel layer, embedded streams.
-test-unit: deps
+# bubblewrap: tests/unit/test_pi_config.py builds and checks Pi's sandbox command line.
+test-unit: deps system-dep-bubblewrap
 	$(PYTEST)
 
 # The integration suite again on PostgreSQL + Redis + the reference Node stream server.
-test-stack: deps system-deps
+test-stack: deps system-dep-postgresql system-dep-redis-server
 	$(PY) -m tests.peers.stack -- $(PYTEST) tests/integration
 
 # The official Durable Streams conformance suite against the embedded server, SQLite and Postgres.
-conformance: deps system-deps
+conformance: deps system-dep-postgresql
 	$(PY) -m tests.peers.conformance --db sqlite --db postgres
 
 # Browser tests: Playwright on Debian's Chromium against a live Daphne, in their own pytest
 # process (pytest-asyncio and Playwright's loop must not share one; anchors-web §5).
-test-e2e: deps system-deps
+test-e2e: deps system-dep-chromium
 	$(PYTEST) tests/e2e -p no:asyncio -W ignore::pytest.PytestConfigWarning
 
 test: lint test-unit test-stack conformance test-e2e
 
-bench: deps system-deps
+# PostgreSQL for the stream benchmarks; bubblewrap so bench.dispatch measures Pi as it runs.
+bench: deps system-dep-postgresql system-dep-bubblewrap
 	$(PY) -m bench.streams
 	$(PY) -m bench.now
 	$(PY) -m bench.fanout

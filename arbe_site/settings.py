@@ -6,6 +6,7 @@ Setting ``DATABASE_URL``, ``REDIS_URL`` and ``DURABLE_STREAMS_URL`` gives the
 scaled one. The README's configuration table lists every variable.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -108,6 +109,13 @@ DISPATCH_MAX_ATTEMPTS = env_int("DISPATCH_MAX_ATTEMPTS", 2)
 DISPATCH_REPLY_CAP_S = env_int("DISPATCH_REPLY_CAP_S", 600)  # a reply may run 10 minutes
 DISPATCH_EVENT_IDLE_S = env_int("DISPATCH_EVENT_IDLE_S", 120)  # silence that ends a reply
 
+# --- Demo model credential -------------------------------------------------------------------
+# The built-in demo model (/demo-model/v1) answers only this install's Pi processes: the
+# managed agent dir's models.json gives them this secret as the demo provider's API key, and
+# the endpoint checks it as a Bearer token (401 otherwise). Generated into var/, never printed.
+DEMO_MODEL_SECRET = env_str("DEMO_MODEL_SECRET") or stored_secret(VAR_DIR / "demo_model_secret")
+# --- end demo model credential ---------------------------------------------------------------
+
 # Durable Streams: the embedded server at /v1/stream/ unless DURABLE_STREAMS_URL is set.
 DURABLE_STREAMS_URL = env_str("DURABLE_STREAMS_URL").rstrip("/")
 DURABLE_STREAMS_SECRET = env_str("DURABLE_STREAMS_SECRET") or stored_secret(
@@ -126,6 +134,27 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Login throttling (django-axes) ----------------------------------------------------------
+# Five wrong passwords in a row for one username from one address lock that pair out for 15
+# minutes: a 429 page in the site's layout, even for the right password. Other users and other
+# addresses are unaffected; a successful sign-in resets the count. Attempts live in the
+# database (no cache needed). Behind a proxy, Daphne must get the client's address (see
+# docs/security.md). Tests sign in with force_login: axes refuses authenticate() without a request.
+INSTALLED_APPS += ["axes"]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out pair before any check
+    "django.contrib.auth.backends.ModelBackend",
+]
+MIDDLEWARE += ["axes.middleware.AxesMiddleware"]  # last: turns a lockout into the 429 page
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False  # no INFO line per attempt; lockouts still log a WARNING
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# --- end login throttling --------------------------------------------------------------------
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -150,11 +179,25 @@ SECURE_HSTS_PRELOAD = HTTPS
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
 X_FRAME_OPTIONS = "DENY"
 
+# --- Logging ---------------------------------------------------------------------------------
+# Everything goes to one console handler on the root logger, so each line prints once: Django's
+# DEFAULT_LOGGING gives `django` a console handler of its own (under DEBUG) that would print
+# every django.* record a second time on its way to root. One line per request is Daphne's
+# access line; ClientErrorFilter (arbe_site/logs.py) keeps 4xx out of django.request and their
+# tracebacks out of django.security. docs/security.md has the policy.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"client_errors": {"()": "arbe_site.logs.ClientErrorFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["client_errors"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # httpx logs every request at INFO: stream reads and appends are far too frequent for that.
-    "loggers": {"django.db.backends": {"level": "INFO"}, "httpx": {"level": "WARNING"}},
+    "loggers": {
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.db.backends": {"level": "INFO"},
+        # httpx logs every request at INFO: stream reads and appends are far too frequent.
+        "httpx": {"level": "WARNING"},
+        # axes logs several INFO lines per sign-in; a failure or a lockout is one WARNING.
+        "axes": {"level": "WARNING"},
+    },
 }
+# --- end logging -----------------------------------------------------------------------------

@@ -111,10 +111,11 @@ def stream_path(name: str) -> str:
 
 
 def encode_offset(offset: str) -> str:
-    """Offsets are passed through untouched (httpx percent-encodes the query); only an empty
-    one is refused, since servers answer it with 400."""
-    if not isinstance(offset, str) or not offset:
-        raise ValueError(f"invalid offset: {offset!r}")
+    """Offsets are passed through untouched (httpx percent-encodes the query), even an empty
+    or malformed one: the server judges it and answers 400 (``errors.BadRequest``), which the
+    proxies turn into the caller's 400. Only a non-string is a programming error here."""
+    if not isinstance(offset, str):
+        raise TypeError(f"an offset is a string, not {type(offset).__name__}")
     return offset
 
 
@@ -219,7 +220,11 @@ def _closed(headers: httpx.Headers) -> bool:
 
 def _int(headers: httpx.Headers, name: str) -> int | None:
     value = headers.get(name)
-    return int(value) if value is not None and value.isdigit() else None
+    # isdigit() alone takes "²" (Latin-1, so it can arrive in a header), which int() refuses,
+    # as it does more than 4,300 digits.
+    if value is None or not (value.isascii() and value.isdigit()) or len(value) > 20:
+        return None
+    return int(value)
 
 
 def decode_create(response: httpx.Response) -> CreateResult:

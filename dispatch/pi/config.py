@@ -60,10 +60,14 @@ PLAIN_COMPAT = {"supportsDeveloperRole": False, "supportsReasoningEffort": False
 
 
 def demo_provider() -> PiProvider:
-    """The built-in demo model, served by this site at ``/demo-model/v1``; it costs nothing."""
+    """The built-in demo model, served by this site at ``/demo-model/v1``; it costs nothing.
+
+    Its API key is the per-install ``DEMO_MODEL_SECRET``, the only credential the endpoint
+    accepts (``models.json`` is written 0600). Pi takes a key that names an environment
+    variable or starts with ``!`` as such; a ``token_urlsafe`` secret is neither."""
     return PiProvider(
         baseUrl=settings.ARBE_INTERNAL_URL + "/demo-model/v1",
-        apiKey="demo",
+        apiKey=settings.DEMO_MODEL_SECRET,
         api="openai-completions",
         compat=PLAIN_COMPAT,
         models=[

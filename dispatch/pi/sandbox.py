@@ -52,7 +52,9 @@ def node_binary() -> Path:
 def pi_argv() -> list[str]:
     if not PI_CLI.is_file():
         raise FileNotFoundError(f"Pi is missing at {PI_CLI}: run `npm install` (make deps)")
-    return [str(node_binary()), str(PI_CLI)]
+    # The real path: bubblewrap binds node_modules by its real path, so a symlinked
+    # node_modules (a git worktree sharing one) would hide the CLI inside the sandbox.
+    return [str(node_binary()), str(PI_CLI.resolve())]
 
 
 def scrubbed_env(home: Path, agent_dir: Path, extra: Mapping[str, str]) -> dict[str, str]:

@@ -8,6 +8,7 @@ import asyncio
 import hmac
 import logging
 import re
+from urllib.parse import quote
 
 from django.conf import settings
 from django.db import connections
@@ -18,6 +19,7 @@ from streams.server.offsets import InvalidOffset, format_offset, parse_offset, r
 from streams.server.ops import AppendOp, CreateOp, DeleteOp, Outcome, TouchOp
 from streams.server.protocol import (
     ProtocolError,
+    check_stream_name,
     create_content_type,
     is_json,
     parse_expires_at,
@@ -36,8 +38,9 @@ logger = logging.getLogger(__name__)
 PREFIX = "/v1/stream/"
 # Largest request body accepted (413 above it); the conformance suite's 10 MiB probe gets 413.
 MAX_BODY = 8 * 1024 * 1024
-_READ_OFFSET_RE = re.compile(r"^(-1|now|\d+_\d+)$")
-_FORK_OFFSET_RE = re.compile(r"^\d+_\d+$")
+# ASCII digits only (``\d`` would let other scripts' digits reach the ETag header).
+_READ_OFFSET_RE = re.compile(r"^(-1|now|[0-9]{1,32}_[0-9]{1,32})\Z")
+_FORK_OFFSET_RE = re.compile(r"^[0-9]{1,32}_[0-9]{1,32}\Z")
 CACHEABLE = "public, max-age=60, stale-while-revalidate=300"
 
 
@@ -49,11 +52,21 @@ def stream_name(path: str) -> str:
 
 
 class StreamsApp:
-    """ASGI3 app serving ``/v1/stream/<name>``; ``secret`` enables bearer auth."""
+    """ASGI3 app serving ``/v1/stream/<name>``; ``secret`` enables bearer auth.
 
-    def __init__(self, secret: str | None = None, long_poll_ms: int | None = None):
+    ``base_url`` is where clients reach this server: ``Location`` is built from it, never
+    from the request's ``Host`` (which the caller controls).
+    """
+
+    def __init__(
+        self,
+        secret: str | None = None,
+        long_poll_ms: int | None = None,
+        base_url: str | None = None,
+    ):
         self.secret = secret
         self.long_poll = (long_poll_ms or settings.DURABLE_STREAMS_LONG_POLL_MS) / 1000
+        self.base_url = (base_url or settings.ARBE_INTERNAL_URL).rstrip("/")
         self.alias = "default"
         self.vendor = connections[self.alias].vendor
 
@@ -77,6 +90,7 @@ class StreamsApp:
         if handler is None:
             return await respond(send, 405, {"Allow": "GET, HEAD, POST, PUT, DELETE"}, b"")
         try:
+            check_stream_name(name)
             await handler(self, request, receive, send)
         except ProtocolError as error:
             await respond(send, error.status, error.headers, error.message.encode())
@@ -106,9 +120,15 @@ class StreamsApp:
 
     async def body(self, request: Request, receive) -> bytes:
         length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > MAX_BODY:
+        # ASCII digits only ("²".isdigit() is true), and few enough for int().
+        digits = bool(length) and length.isascii() and length.isdigit()
+        if digits and (len(length) > 15 or int(length) > MAX_BODY):
             raise BodyTooLarge
         return await read_body(receive, MAX_BODY)
+
+    def location(self, name: str) -> str:
+        """The stream's URL: the configured base and the name, percent-encoded (ASCII)."""
+        return f"{self.base_url}{PREFIX}{quote(name, safe='/')}"
 
     async def write(self, op) -> Outcome:
         return await writer.submit_async(op)
@@ -141,7 +161,7 @@ class StreamsApp:
         )
         outcome = await self.write(op)
         if outcome.status == 201:
-            outcome.headers["Location"] = request.url()
+            outcome.headers["Location"] = self.location(request.name)
         await respond(send, outcome.status, outcome.headers, outcome.body)
 
     # POST ----------------------------------------------------------------
@@ -329,9 +349,12 @@ class StreamsApp:
 FROM_SETTINGS = object()
 
 
-def create_app(secret=FROM_SETTINGS, long_poll_ms: int | None = None) -> StreamsApp:
+def create_app(
+    secret=FROM_SETTINGS, long_poll_ms: int | None = None, base_url: str | None = None
+) -> StreamsApp:
     """The embedded server: bearer auth with ``settings.DURABLE_STREAMS_SECRET``
-    unless another ``secret`` is given (``None`` serves open)."""
+    unless another ``secret`` is given (``None`` serves open). ``base_url`` defaults to
+    ``settings.ARBE_INTERNAL_URL``, where the site mounts it."""
     if secret is FROM_SETTINGS:
         secret = settings.DURABLE_STREAMS_SECRET or None
-    return StreamsApp(secret=secret, long_poll_ms=long_poll_ms)
+    return StreamsApp(secret=secret, long_poll_ms=long_poll_ms, base_url=base_url)

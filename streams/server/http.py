@@ -41,14 +41,6 @@ class Request:
         query = parse_qs(raw_query.decode("latin-1"), keep_blank_values=True) if raw_query else {}
         return cls(scope["method"], name, headers, query, scope)
 
-    def url(self) -> str:
-        scheme = self.scope.get("scheme", "http")
-        host = self.headers.get("host")
-        if host is None:
-            server = self.scope.get("server") or ("127.0.0.1", 80)
-            host = f"{server[0]}:{server[1]}"
-        return f"{scheme}://{host}{self.scope.get('root_path', '')}{self.scope['path']}"
-
 
 def encode_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
     return CORS_HEADERS + [(k.lower().encode(), v.encode("latin-1")) for k, v in headers.items()]

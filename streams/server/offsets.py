@@ -11,7 +11,10 @@ import re
 import time
 
 ZERO = 0
-OFFSET_RE = re.compile(r"^(\d+)_(\d+)$")
+# ASCII digits only (``\d`` also matches other scripts' digits, which int() accepts), and
+# ``\Z``, not ``$``, which would let a trailing newline through into the ETag header. Each part
+# is bounded (positions past BEYOND all mean "the tail"; int() refuses over 4,300 digits).
+OFFSET_RE = re.compile(r"^([0-9]{1,32})_([0-9]{1,32})\Z")
 # Beyond every position this server mints (the read-sequence part is always 0).
 BEYOND = 1 << 62
 
@@ -57,10 +60,9 @@ def response_cursor(client_cursor: str | None, now: float | None = None) -> str:
     current = current_cursor(now)
     if not client_cursor:
         return str(current)
-    try:
-        client = int(client_cursor)
-    except ValueError:
+    if not (client_cursor.isascii() and client_cursor.isdigit()) or len(client_cursor) > 20:
         return str(current)
+    client = int(client_cursor)
     if client < current:
         return str(current)
     jitter_seconds = random.randint(1, 3600)

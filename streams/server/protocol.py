@@ -13,9 +13,16 @@ JSON_TYPE = "application/json"
 DEFAULT_TYPE = "application/octet-stream"
 MAX_SAFE_INTEGER = 2**53 - 1
 
-_TTL_RE = re.compile(r"^(0|[1-9]\d*)$")
-_INT_RE = re.compile(r"^\d+$")
+# Numbers are ASCII digits (``\d`` matches other scripts' digits too, and int() takes them);
+# ``\Z`` because ``$`` also matches before a trailing newline. Lengths are bounded: 18 digits
+# fit a 64-bit column, and int() refuses over 4,300 digits with a ValueError.
+_TTL_RE = re.compile(r"^(0|[1-9][0-9]{0,17})\Z")
+_INT_RE = re.compile(r"^[0-9]{1,20}\Z")
+_YEAR_RE = re.compile(r"^[0-9]{4}")
 _CONTENT_TYPE_RE = re.compile(r"^[\w.+-]+/[\w.+-]+")
+# What a stream name may hold: it must fit in a header as it is (``Stream-Forked-From`` names
+# a stream), so Latin-1 without control characters (C0, DEL, C1).
+_NAME_REFUSED = re.compile(r"[^\x20-\x7e\xa0-\xff]")
 _RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
 _RAW = msgspec.json.Decoder(msgspec.Raw)
 
@@ -35,6 +42,12 @@ class Producer:
     id: str
     epoch: int
     seq: int
+
+
+def check_stream_name(name: str) -> None:
+    """400 for a name that could not be put in a header, before anything is created."""
+    if _NAME_REFUSED.search(name):
+        raise ProtocolError(400, "Invalid stream name: Latin-1 without control characters only")
 
 
 def require_live(row):
@@ -83,7 +96,7 @@ def parse_expires_at(value: str | None) -> float | None:
     if value is None:
         return None
     text = value.strip()
-    if not text or not text[:4].isdigit():
+    if not text.isascii() or not _YEAR_RE.match(text):
         raise ProtocolError(400, "Invalid Stream-Expires-At timestamp")
     if text[-1] in "zZ":
         text = text[:-1] + "+00:00"

@@ -1,6 +1,7 @@
 """What Pi is given: its agent dir, command line and environment."""
 
 import json
+from pathlib import Path
 
 from dispatch.pi import sandbox
 from dispatch.pi.config import DEMO_PROVIDER, demo_provider, write_agent_dir
@@ -28,7 +29,10 @@ def test_agent_dir_holds_models_and_settings(tmp_path, settings):
     models = json.loads((path / "models.json").read_text())
     demo = models["providers"][DEMO_PROVIDER]
     assert demo["baseUrl"] == "http://127.0.0.1:8123/demo-model/v1"
-    assert (demo["api"], demo["apiKey"]) == ("openai-completions", "demo")
+    assert demo["api"] == "openai-completions"
+    # The per-install secret the demo endpoint checks, in a file only its owner reads.
+    assert demo["apiKey"] == settings.DEMO_MODEL_SECRET and len(demo["apiKey"]) >= 40
+    assert (path / "models.json").stat().st_mode & 0o777 == 0o600
     [model] = demo["models"]
     assert model["id"] == "demo"
     # Pi's schema wants every price present.
@@ -90,3 +94,12 @@ def test_bubblewrap_binds(tmp_path):
     assert argv[-3:] == ["--chdir", str(ws), "--"]
     # The repo itself is not visible: only node_modules is bound from it.
     assert f" {sandbox.PI_PACKAGE_DIR.resolve().parents[2]} " not in f" {text} "
+
+
+def test_pi_is_started_by_a_path_the_sandbox_binds(tmp_path):
+    """node_modules is bound by its real path; a worktree's symlinked node_modules must not
+    leave the CLI's path outside the sandbox."""
+    argv = sandbox.bubblewrap_argv(workspace=tmp_path, writable=[tmp_path])
+    bound = [Path(argv[i + 1]) for i, arg in enumerate(argv) if arg == "--ro-bind"]
+    cli = Path(sandbox.pi_argv()[1])
+    assert any(cli.is_relative_to(path) for path in bound)

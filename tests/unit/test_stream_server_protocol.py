@@ -6,6 +6,7 @@ from streams.server import offsets
 from streams.server.protocol import (
     Producer,
     ProtocolError,
+    check_stream_name,
     create_content_type,
     json_messages,
     json_values,
@@ -102,3 +103,47 @@ def test_json_bodies_rejected(body):
     with pytest.raises(ProtocolError) as error:
         json_messages(body)
     assert error.value.status == 400
+
+
+@pytest.mark.parametrize("text", ["١", "٣_٤", "²", "7\n", "٠_٠"])
+def test_numbers_and_offsets_are_ascii_digits_only(text):
+    with pytest.raises(offsets.InvalidOffset):
+        offsets.parse_offset(f"{text}_1")
+    for parse in (parse_ttl, parse_sub_offset):
+        with pytest.raises(ProtocolError):
+            parse(text)
+    with pytest.raises(ProtocolError):
+        parse_producer("p", text, "0")
+    with pytest.raises(ProtocolError):
+        parse_expires_at(f"{text}024-01-01T00:00:00Z")
+
+
+@pytest.mark.parametrize(
+    "name", ["a\x00b", "a\nb", "a\rb", "a\tb", "a\x7fb", "a\x85b", "日本", "a\u2028b"]
+)
+def test_stream_names_that_cannot_go_in_a_header_are_refused(name):
+    with pytest.raises(ProtocolError) as caught:
+        check_stream_name(name)
+    assert caught.value.status == 400
+
+
+@pytest.mark.parametrize("name", ["arbe-thread-01J9", "test/a/b", "café ü", "x~!$&'()*+,;=:@"])
+def test_printable_latin1_stream_names_are_accepted(name):
+    check_stream_name(name)
+
+
+@pytest.mark.parametrize("digits", ["1" + "0" * 18, "9" * 5000])
+def test_numbers_are_bounded_before_int_sees_them(digits):
+    for parse in (parse_ttl, parse_sub_offset):
+        with pytest.raises(ProtocolError):
+            parse(digits)
+    with pytest.raises(ProtocolError):
+        parse_producer("p", "0", digits)
+
+
+def test_enormous_offsets_and_cursors_are_refused_before_int_sees_them():
+    assert offsets.parse_offset("0_" + "9" * 32) == offsets.BEYOND  # past the tail: the tail
+    for offset in ("0_" + "9" * 33, "9" * 5000 + "_0"):
+        with pytest.raises(offsets.InvalidOffset):
+            offsets.parse_offset(offset)
+    assert offsets.response_cursor("9" * 5000, now=offsets.CURSOR_EPOCH) == "0"

@@ -43,8 +43,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--long-poll-ms", type=int, default=None, help="default DURABLE_STREAMS_LONG_POLL_MS"
         )
+        parser.add_argument(
+            "--base-url",
+            default=None,
+            help="where clients reach this server, for Location (default http://HOST:PORT)",
+        )
 
-    def handle(self, *args, host, port, long_poll_ms, **options):
+    def handle(self, *args, host, port, long_poll_ms, base_url, **options):
         secret = os.environ.get("DURABLE_STREAMS_SECRET") or None
         if secret is None and not is_loopback(host):
             raise CommandError(
@@ -60,7 +65,9 @@ class Command(BaseCommand):
             )
         from streams.server import create_app
 
-        app = create_app(secret=secret, long_poll_ms=long_poll_ms)
+        netloc = f"[{host}]" if ":" in host and not host.startswith("[") else host
+        base_url = base_url or f"http://{netloc}:{port}"
+        app = create_app(secret=secret, long_poll_ms=long_poll_ms, base_url=base_url)
         auth = "bearer auth" if secret else "open, no auth"
         self.stdout.write(f"Durable Streams on http://{host}:{port}/v1/stream/ ({auth})")
         self.stdout.flush()

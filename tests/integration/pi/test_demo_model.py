@@ -5,8 +5,10 @@ import json
 import threading
 from collections.abc import Iterator
 
+import msgspec
 import pytest
 import uvicorn
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 from django.test import AsyncClient
 
@@ -20,8 +22,15 @@ from tests.peers.ports import free_port, wait_for_port
 URL = "/demo-model/v1/chat/completions"
 
 
-async def post(body) -> tuple[int, str, bytes]:
-    response = await AsyncClient().post(URL, json.dumps(body), content_type="application/json")
+def bearer(secret: str | None = None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {secret or settings.DEMO_MODEL_SECRET}"}
+
+
+async def post(body, headers: dict[str, str] | None = None) -> tuple[int, str, bytes]:
+    data = body if isinstance(body, bytes) else json.dumps(body)
+    response = await AsyncClient().post(
+        URL, data, content_type="application/json", headers=bearer() if headers is None else headers
+    )
     if response.streaming:
         raw = b"".join([chunk async for chunk in response.streaming_content])
     else:
@@ -139,5 +148,96 @@ def test_the_demo_echoes_the_newest_message_of_a_rendered_conversation():
     from dispatch.demo_model import answer_for
 
     prompt = "The conversation so far:\n\n[owner]: hi\n\n[Helper]: hello\n\n[owner]: @helper again?"
-    answer = answer_for([{"role": "user", "content": prompt + "\n\nReply to the latest messages."}])
+    message = {"role": "user", "content": prompt + "\n\nReply to the latest messages."}
+    answer = answer_for(msgspec.convert([message], list[demo_model.Message]))
     assert answer.endswith("I can't think, but I can echo: @helper again?")
+
+
+HI = {"messages": [{"role": "user", "content": "hi"}]}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Bearer demo"},
+        {"Authorization": "Bearer "},
+        {"Authorization": "Basic ZGVtbzpkZW1v"},
+        {"Authorization": "bearer wrong-secret-of-some-length"},
+    ],
+    ids=["none", "the-old-literal", "empty", "basic", "wrong"],
+)
+async def test_a_caller_without_the_install_secret_gets_401(headers):
+    status, _, raw = await post(HI, headers=headers)
+    assert status == 401
+    assert "error" in json.loads(raw)
+    assert settings.DEMO_MODEL_SECRET.encode() not in raw
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_signed_in_browser_without_the_secret_gets_401(django_user_model):
+    """A session is not a credential here: the endpoint is CSRF-exempt because Pi calls it,
+    so a cookie alone must never be enough."""
+    user = await django_user_model.objects.acreate(username="browser")
+    client = AsyncClient()
+    await client.aforce_login(user)
+    response = await client.post(URL, json.dumps(HI), content_type="application/json")
+    assert response.status_code == 401
+
+
+async def test_the_secret_is_checked_before_the_body_is_read():
+    status, _, raw = await post(b"{not json", headers={})
+    assert status == 401
+
+
+DEEP = b'{"messages": [], "x": ' + b"[" * 1000 + b"]" * 1000 + b"}"
+BAD_BODIES = [
+    ("text-part-not-a-string", {"messages": [{"role": "user",
+                                              "content": [{"type": "text", "text": 5}]}]}, 400),
+    ("stream-options-a-string", {"stream": True, "stream_options": "x", "messages": []}, 400),
+    ("content-a-number", {"messages": [{"role": "user", "content": 5}]}, 400),
+    ("message-not-an-object", {"messages": ["hi"]}, 400),
+    ("role-missing", {"messages": [{"content": "hi"}]}, 400),
+    ("stream-not-a-bool", {"stream": "yes", "messages": []}, 400),
+    ("messages-missing", {}, 400),
+    ("json-array", [1, 2], 400),
+    ("nested-1000-deep", DEEP, 400),
+    ("nested-1000-deep-in-messages", b'{"messages": ' + b"[" * 1000 + b"]" * 1000 + b"}", 400),
+    ("invalid-utf8-in-a-string", b'{"messages": [{"role": "user", "content": "\xff\xfe"}]}', 400),
+    ("invalid-utf8-outside-strings", b"\xff" + json.dumps(HI).encode(), 400),
+    ("malformed", b'{"messages": [', 400),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "body", "status"), BAD_BODIES, ids=[c[0] for c in BAD_BODIES])
+async def test_a_body_the_demo_cannot_read_is_a_clear_4xx(case, body, status):
+    got, content_type, raw = await post(body)
+    assert got == status, case
+    assert content_type == "application/json"
+    message = json.loads(raw)["error"]["message"]
+    assert message.startswith("bad request:")
+    assert "Traceback" not in message and "/" not in message.split(":", 1)[1].replace("$", "")
+
+
+async def test_an_oversized_body_is_413(settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    body = {"messages": [{"role": "user", "content": "x" * 4096}]}
+    status, _, raw = await post(body)
+    assert status == 413
+    assert "too large" in json.loads(raw)["error"]["message"]
+
+
+async def test_image_parts_and_unknown_fields_are_ignored():
+    body = {
+        "model": "demo",
+        "temperature": 0.2,
+        "messages": [
+            {"role": "user", "name": "x", "content": [
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}},
+                {"type": "text", "text": "look"},
+            ]},
+        ],
+    }  # fmt: skip
+    status, _, raw = await post(body)
+    assert status == 200
+    assert json.loads(raw)["choices"][0]["message"]["content"].endswith("echo: look")

@@ -112,6 +112,20 @@ def test_malformed_read_offset_is_400(client, stream, offset):
     assert client.get(stream, params={"offset": offset}).status_code == 400
 
 
+def test_a_nul_in_a_stream_name_is_400_over_the_wire(client):
+    path = f"/v1/stream/test/{uuid.uuid4().hex}%00y"
+    response = client.put(path, headers=JSON)
+    assert response.status_code == 400
+    assert "location" not in response.headers
+
+
+def test_location_never_echoes_the_request_host(client, embedded_ds_url):
+    path = f"/v1/stream/test/{uuid.uuid4().hex}"
+    response = client.put(path, headers={**JSON, "Host": "attacker.example"})
+    assert response.status_code == 201
+    assert response.headers["Location"] == embedded_ds_url + path
+
+
 def test_offsets_strictly_increase_under_concurrent_appends(client, stream, embedded_ds_url):
     offsets: list[str] = []
     lock = threading.Lock()
