@@ -132,3 +132,19 @@ def test_odd_ids_and_queries_in_urls_never_fail_the_server(world, text):
         assert response.status_code < 500, response.content
     if all(r.status_code >= 400 for r in responses):
         assert snapshot.unchanged()
+
+
+@FUZZ
+@given(offset=st.text(max_size=40), live=st.sampled_from([None, "x", ""]))
+def test_odd_offsets_on_both_read_proxies_never_fail_the_server(world, offset, live):
+    from urllib.parse import urlencode
+
+    query = {"offset": offset} | ({"live": live} if live else {})
+    member = world.token_client(world.member)
+    bot = world.jwt_client(world.jwt(dispatch="d1"))
+    for client, path in (
+        (member, f"/api/threads/{world.thread.id}/stream"),
+        (bot, f"/api/stream/{world.thread.stream_name}"),
+    ):
+        response = client.get(f"{path}?{urlencode(query)}")
+        assert response.status_code < 500, response.content
