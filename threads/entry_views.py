@@ -30,13 +30,12 @@ from threads.projection import visible_entries
 # Long tool output is folded, not shipped whole to every viewer.
 MAX_TOOL_TEXT = 4000
 AVATAR_HUES = 18  # colour classes .hue-0 … .hue-17 in arbe.css
-WORD = regex.compile(r"\w", regex.UNICODE)
 
 
 def avatar(agent_id: str, name: Name) -> dict:
     """Initials (up to two graphemes) on a colour that stays with the agent id."""
-    words = [w for w in regex.split(r"[\s._-]+", name.display) if w] or [name.handle]
-    initials = "".join(regex.findall(r"\X", w)[0] for w in words[:2] if WORD.search(w))
+    words = [w for w in regex.split(r"[^\w]+", name.display) if w] or [name.handle]
+    initials = "".join(regex.findall(r"\X", w)[0] for w in words[:2])
     return {
         "initials": (initials or name.handle[:1] or "?").upper(),
         "hue": zlib.crc32(agent_id.encode()) % AVATAR_HUES,

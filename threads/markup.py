@@ -21,6 +21,7 @@ import markdown
 import nh3
 from markdown.extensions import Extension
 from markdown.inlinepatterns import InlineProcessor
+from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
 # A path on this site: one leading slash, no "//host" or "/\host", plain characters.
@@ -65,6 +66,30 @@ class Mentions(InlineProcessor):
         return link, m.start(0), m.end(0)
 
 
+LIST_ITEM = re.compile(r"^ {0,3}(?:[-*+]|\d{1,9}[.)]) +\S")
+FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
+
+
+class ListsAfterText(Preprocessor):
+    """A list may start right under a line of text, as people type it in chat.
+
+    Markdown wants a blank line first ("Two things:\n- a\n- b" would stay one
+    paragraph); this adds it, outside fenced code.
+    """
+
+    def run(self, lines):
+        out, fenced, previous = [], False, ""
+        for line in lines:
+            if FENCE.match(line):
+                fenced = not fenced
+            elif not fenced and LIST_ITEM.match(line) and previous.strip():
+                if not LIST_ITEM.match(previous) and not previous.startswith((" ", "\t")):
+                    out.append("")
+            out.append(line)
+            previous = line
+        return out
+
+
 class OffsiteImagesAsLinks(Treeprocessor):
     """An ``<img>`` whose ``src`` is not a same-site path becomes a link to that URL."""
 
@@ -86,6 +111,7 @@ class ChatExtension(Extension):
         # Raw HTML is text in a chat: the writer's "<b>" is shown, never parsed.
         md.preprocessors.deregister("html_block")
         md.inlinePatterns.deregister("html")
+        md.preprocessors.register(ListsAfterText(md), "lists_after_text", 25)
         md.inlinePatterns.register(Mentions(MENTION, md), "mention", 65)
         # After the inline patterns (20), so every <img> exists; before nothing else.
         md.treeprocessors.register(OffsiteImagesAsLinks(md), "offsite_images", 0)

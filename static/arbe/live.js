@@ -204,6 +204,7 @@
     total.dataset.tokens = String(tokens);
     total.dataset.cost = String(cost);
     total.textContent = tokens + " tokens" + (cost ? " · $" + cost.toFixed(4) : "");
+    total.parentElement.hidden = !tokens;
   }
 
   // The viewer's own rules: their messages' menu, their mentions. A constructed sheet is

@@ -82,3 +82,9 @@ def test_no_text_makes_script_handlers_or_foreign_images(text):
     assert not re.search(r"<[^>]*\son\w+\s*=", html, re.I)
     for src in re.findall(r'<img[^>]*src="([^"]*)"', html):
         assert src.startswith("/") and not src.startswith("//")
+
+
+def test_a_list_may_start_right_under_a_line():
+    html = chat_html("Two things:\n- the copy\n- the button\n\n```\nnot\n- a list\n```")
+    assert "<p>Two things:</p>" in html and html.count("<li>") == 2
+    assert "- a list" in html

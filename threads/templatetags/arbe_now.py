@@ -15,7 +15,7 @@ DOING = {
 
 @register.filter
 def reply_doing(reply, now) -> str:
-    """"is thinking", "is running `bash`": the reply's phase as words (escaped HTML)."""
+    """ "is thinking", "is running `bash`": the reply's phase as words (escaped HTML)."""
     if reply.phase == "tool":
         tools = [c.name for c in now.toolCalls if c.dispatchId == reply.dispatchId and c.name]
         if tools:
