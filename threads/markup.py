@@ -82,12 +82,16 @@ class ListsAfterText(Preprocessor):
         for line in lines:
             if FENCE.match(line):
                 fenced = not fenced
-            elif not fenced and LIST_ITEM.match(line) and previous.strip():
-                if not LIST_ITEM.match(previous) and not previous.startswith((" ", "\t")):
-                    out.append("")
+            elif not fenced and LIST_ITEM.match(line) and _is_text(previous):
+                out.append("")
             out.append(line)
             previous = line
         return out
+
+
+def _is_text(line: str) -> bool:
+    """A line of plain paragraph text (not blank, not a list item, not indented)."""
+    return bool(line.strip()) and not LIST_ITEM.match(line) and not line.startswith((" ", "\t"))
 
 
 class OffsiteImagesAsLinks(Treeprocessor):
