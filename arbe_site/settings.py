@@ -157,7 +157,7 @@ X_FRAME_OPTIONS = "DENY"
 # styles or style attributes; images from this site only (chat Markdown turns off-site
 # images into links, so no page fetches a URL a writer chose); the socket is same-origin
 # ('self' covers ws:/wss: on this host and port). htmx runs with allowEval off
-# (templates/base.html), so no 'unsafe-eval'. docs/security-csp.md has the reasons.
+# (templates/base.html), so no 'unsafe-eval'. docs/thread-page.md has the reasons.
 from csp.constants import NONCE, NONE, SELF  # noqa: E402
 
 CONTENT_SECURITY_POLICY = {

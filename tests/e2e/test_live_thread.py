@@ -35,10 +35,16 @@ class LiveThreadTests(LiveThreadCase):
         self.say(page, "@helper USETOOL please")
         expect(page.locator("#now")).to_contain_text("@helper is", timeout=30_000)
         expect(page.locator("#now .badge")).to_have_text("working")
+        expect(page.locator("#entries .reply-line")).to_have_count(1)  # one line, in place
+        expect(page.locator("#entries .reply-line")).to_contain_text("@helper is")
         gate.release()
         answer = page.locator(".entry.chat.from-bot")
         expect(answer).to_contain_text("Tool said: pi-tool-ok", timeout=60_000)
         expect(page.locator(".transcript .tool").first).to_contain_text("bash")
+        # The reply's line folded into the answer: its footer has the spend and the transcript.
+        expect(page.locator("#entries .entry.reply")).to_have_count(0)
+        expect(answer.locator(".reply-foot .transcript")).to_have_count(1)
+        expect(answer.locator(".reply-foot .spend")).to_contain_text("tokens", timeout=WAIT)
         expect(page.locator("#now")).to_contain_text("Nobody is working", timeout=WAIT)
 
     def test_going_offline_and_online_catches_up_exactly(self):
