@@ -12,6 +12,7 @@ result last, as the backstop: allowed tags and attributes only, ``http``,
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import xml.etree.ElementTree as etree
@@ -143,8 +144,16 @@ def _converter() -> markdown.Markdown:
 
 def chat_html(text: str, handles: Mapping[str, str] | None = None) -> str:
     """``text`` (Markdown) as clean HTML; ``handles`` maps known handles to agent ids."""
+    return _cached_html(text, tuple(sorted((handles or {}).items())))
+
+
+# Entries never change, and every page load renders the thread's chat again: the HTML of
+# recent messages is kept (per text and set of known handles, so a new member's mentions
+# still show).
+@functools.lru_cache(maxsize=4096)
+def _cached_html(text: str, handles: tuple[tuple[str, str], ...]) -> str:
     md = _converter()
-    md.inlinePatterns["mention"].handles = handles or {}
+    md.inlinePatterns["mention"].handles = dict(handles)
     try:
         return CLEANER.clean(md.convert(text))
     finally:

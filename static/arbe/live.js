@@ -169,28 +169,41 @@
 
   var dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "short" });
   var timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: "short" });
-  var dateTimeFormat = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
+  var longDayFormat = new Intl.DateTimeFormat(undefined, { weekday: "long", month: "long", day: "numeric", year: "numeric" });
   var fullFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "medium" });
 
   // Same author, within five minutes, on the same local day: one group. Narration breaks it.
+  // The first message of each local day carries the day, shown as a divider above it.
   function regroup() {
+    var lastDay = null;
     $$("#entries > .entry.chat").forEach(function (entry) {
+      var at = new Date(Number(entry.dataset.ts)), day = dayFormat.format(at);
       var prev = entry.previousElementSibling;
       var grouped = !!prev && prev.matches(".entry.chat") &&
         prev.dataset.author === entry.dataset.author &&
         Number(entry.dataset.ts) - Number(prev.dataset.ts) <= GROUP_MS &&
-        dayFormat.format(new Date(Number(entry.dataset.ts))) === dayFormat.format(new Date(Number(prev.dataset.ts)));
+        dayFormat.format(new Date(Number(prev.dataset.ts))) === day;
       entry.classList.toggle("grouped", grouped);
+      var firstOfDay = day !== lastDay;
+      entry.classList.toggle("first-of-day", firstOfDay);
+      if (firstOfDay) entry.dataset.day = dayLabel(at);
+      else delete entry.dataset.day;
+      lastDay = day;
     });
   }
 
+  function dayLabel(at) {
+    var today = new Date(), yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1);
+    if (dayFormat.format(at) === dayFormat.format(today)) return "Today";
+    if (dayFormat.format(at) === dayFormat.format(yesterday)) return "Yesterday";
+    return longDayFormat.format(at);
+  }
+
   function localTimes() {
-    var today = dayFormat.format(new Date());
     $$("#entries time[datetime]:not([data-local])").forEach(function (time) {
       var when = new Date(time.getAttribute("datetime"));
       if (isNaN(when)) return;
-      var grouped = time.closest(".grouped");
-      time.textContent = dayFormat.format(when) === today || grouped ? timeFormat.format(when) : dateTimeFormat.format(when);
+      time.textContent = timeFormat.format(when); // the day is in the divider above
       time.title = fullFormat.format(when);
       time.dataset.local = "1";
     });
@@ -522,6 +535,7 @@
     $("#jump").addEventListener("click", function () { toBottom(); scroller.focus({ preventScroll: true }); });
 
     form.addEventListener("submit", function (evt) { evt.preventDefault(); submitCompose(form); });
+    if (!coarse.matches && !linked) box.focus({ preventScroll: true }); // ready to type, as in chat apps
     box.addEventListener("keydown", onComposeKey);
     box.addEventListener("input", function () { grow(box); showList(box); });
     box.addEventListener("click", function () { showList(box); });
