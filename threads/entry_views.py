@@ -184,7 +184,8 @@ def describe(entry: E.Entry, names: Names) -> dict | None:
         case E.PiCompaction():
             return base | {"kind": "pi", "line": "Pi compacted its context."}
         case E.DispatchSteered():
-            return base | {"kind": "pi", "line": narration(p, names)}
+            n = len(p.entryIds)
+            return base | {"kind": "pi", "line": f"Read {n} new message{'s' * (n != 1)} mid-reply."}
         case E.DispatchStarted():
             return base | {
                 "kind": "reply",
