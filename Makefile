@@ -62,8 +62,12 @@ conformance: deps system-dep-postgresql
 
 # Browser tests: Playwright on Debian's Chromium against a live Daphne, in their own pytest
 # process (pytest-asyncio and Playwright's loop must not share one; anchors-web §5).
+# One pytest process per module: a live server forked once Playwright runs (a second test
+# class in the same process) never answers.
 test-e2e: deps system-dep-chromium
-	$(PYTEST) tests/e2e -p no:asyncio -W ignore::pytest.PytestConfigWarning
+	for module in tests/e2e/test_*.py; do \
+		$(PYTEST) $$module -p no:asyncio -W ignore::pytest.PytestConfigWarning || exit 1; \
+	done
 
 test: lint test-unit test-stack conformance test-e2e
 

@@ -48,6 +48,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
 
 ROOT_URLCONF = "arbe_site.urls"
@@ -63,6 +64,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "arbe_site.context_processors.csp_nonce",
             ],
         },
     },
@@ -178,6 +180,30 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
 SECURE_HSTS_PRELOAD = HTTPS
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
 X_FRAME_OPTIONS = "DENY"
+
+# -- Content-Security-Policy (django-csp) -------------------------------------------------
+# Scripts only from this site (and a per-response nonce for any inline one); no inline
+# styles or style attributes; images from this site only (chat Markdown turns off-site
+# images into links, so no page fetches a URL a writer chose); the socket is same-origin
+# ('self' covers ws:/wss: on this host and port). htmx runs with allowEval off
+# (templates/base.html), so no 'unsafe-eval'. docs/thread-page.md has the reasons.
+from csp.constants import NONCE, NONE, SELF  # noqa: E402
+
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF],
+        "img-src": [SELF],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
+# -- end of Content-Security-Policy --------------------------------------------------------
 
 # --- Logging ---------------------------------------------------------------------------------
 # Everything goes to one console handler on the root logger, so each line prints once: Django's

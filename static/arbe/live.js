@@ -1,7 +1,17 @@
-// Live pages: exact resume for the ws extension, duplicate-free appends, the compose box.
+// Live pages: exact resume for the ws extension, duplicate-free appends; on the thread page
+// the scroller, grouping, local times, the compose box (mentions, pending and failed sends),
+// the connection state, the delete confirmation and the viewer's own CSS rules.
+// No inline script or style anywhere: the CSP allows neither (see arbe_site/settings.py).
 (function () {
   "use strict";
   var NO_RETRY = /^44\d\d$/; // the app's own refusals (not a member, bad offset)
+  var GROUP_MS = 5 * 60 * 1000;
+  var PIN_PX = 100;
+  var SEND_TIMEOUT_MS = 10000;
+  var CONN_GRACE_MS = 3000;
+
+  function $(selector, root) { return (root || document).querySelector(selector); }
+  function $$(selector, root) { return Array.from((root || document).querySelectorAll(selector)); }
 
   function lastOffset() {
     var marker = document.getElementById("stream-offset");
@@ -26,45 +36,534 @@
     return Math.min(250 * Math.pow(2, retry), 5000) * (0.5 + Math.random() / 2);
   };
 
+  // -- connection state: body[data-conn] = connecting | live | reconnecting | offline | stopped
+  var wrapper = null, open = false, connTimer = null;
+
+  function setConn(state) { document.body.dataset.conn = state; }
+  function laterConn() {
+    // Blips are normal: say so only when the socket has stayed down for a while.
+    if (connTimer) return;
+    connTimer = setTimeout(function () {
+      connTimer = null;
+      if (navigator.onLine === false) setConn("offline");
+      else if (!open && document.body.dataset.conn !== "stopped") setConn("reconnecting");
+    }, CONN_GRACE_MS);
+  }
+  function reconnectSoon() {
+    if (!open && wrapper && document.body.dataset.conn !== "stopped") wrapper.reconnect();
+  }
+
   document.addEventListener("htmx:wsOpen", function (evt) {
     evt.target.dataset.connected = "1";
+    wrapper = evt.detail.socketWrapper;
+    open = true;
+    clearTimeout(connTimer);
+    connTimer = null;
+    setConn("live");
+    resendFailed();
   });
   document.addEventListener("htmx:wsClose", function (evt) {
     var target = evt.target, code = evt.detail.event.code;
+    wrapper = evt.detail.socketWrapper;
+    open = false;
     delete target.dataset.connected;
     if (NO_RETRY.test(String(code))) {
       target.dataset.closed = String(code);
+      setConn("stopped");
       return;
     }
+    laterConn();
     // The extension retries only 1006/1011/1012/1013; a clean close resumes too.
     if ([1006, 1011, 1012, 1013].indexOf(code) < 0) {
       setTimeout(function () { evt.detail.socketWrapper.reconnect(); }, 300);
     }
   });
+  window.addEventListener("offline", laterConn);
+  window.addEventListener("online", function () {
+    if (open) setConn("live");
+    else if (document.body.dataset.conn === "offline") setConn("reconnecting");
+    reconnectSoon();
+    resendFailed();
+  });
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "visible") reconnectSoon();
+  });
 
-  // Live and catch-up can both bring an entry: keep the first, drop the copy.
+  // -- the thread page ------------------------------------------------------------------
+  var scroller = null, viewer = "", pinned = true, wasPinned = true, unseen = 0, ownArrived = false;
+
+  function atBottom() {
+    return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight <= PIN_PX;
+  }
+  function toBottom() {
+    scroller.scrollTop = scroller.scrollHeight;
+    pinned = true;
+    setUnseen(0);
+  }
+  function setUnseen(n) {
+    unseen = n;
+    var jump = $("#jump");
+    if (!jump) return;
+    jump.hidden = n === 0;
+    $(".count", jump).textContent = n === 1 ? "1 new message" : n + " new messages";
+  }
+
+  // Live and catch-up can both bring an entry: keep the first, drop the copy. A pending
+  // message of this page gives way to the confirmed one (stream order wins).
   document.addEventListener("htmx:oobBeforeSwap", function (evt) {
     var fragment = evt.detail.fragment, target = evt.detail.target;
+    if (target && target.id && target.id.indexOf("spend-") === 0) addToTotal(fragment);
     if (!fragment || !target.matches("#entries, .transcript-items")) return;
     Array.from(fragment.children || []).forEach(function (child) {
-      if (child.id && document.getElementById(child.id)) child.remove();
+      var existing = child.id && document.getElementById(child.id);
+      if (existing && existing.classList.contains("pending")) {
+        existing.remove();
+        ownArrived = true;
+      } else if (existing) {
+        child.remove();
+        return;
+      }
+      if (target.id === "entries" && child.matches(".entry.chat")) {
+        if (child.dataset.author === viewer) ownArrived = true;
+        else unseenInFrame += 1; // narration never counts as new
+      }
     });
     if (!fragment.children || fragment.children.length === 0) evt.detail.shouldSwap = false;
   });
+  var unseenInFrame = 0;
 
-  // Enter sends, Shift+Enter is a new line; mention buttons insert "@handle ".
-  document.addEventListener("keydown", function (evt) {
+  document.addEventListener("htmx:wsBeforeMessage", function () {
+    if (!scroller) return;
+    wasPinned = atBottom(); // measured before anything is inserted
+    unseenInFrame = 0;
+    ownArrived = false;
+  });
+  document.addEventListener("htmx:wsAfterMessage", function () {
+    if (!scroller) return;
+    settle();
+    if (wasPinned || ownArrived) toBottom();
+    else if (unseenInFrame) setUnseen(unseen + unseenInFrame);
+  });
+
+  function settle() {
+    foldReplies();
+    regroup();
+    localTimes();
+  }
+
+  // A reply's line folds into its answer: the footer (spend, transcript) moves under the
+  // bot's next message, and the line goes. A failed reply keeps its one line.
+  function foldReplies() {
+    $$("#entries > .entry.reply").forEach(function (reply) {
+      if ($(".reply-line.failed", reply)) return;
+      for (var next = reply.nextElementSibling; next; next = next.nextElementSibling) {
+        if (next.matches(".entry.chat") && next.dataset.author === reply.dataset.bot) {
+          var foot = $(".reply-foot", reply);
+          if (foot) $(".msg", next).appendChild(foot);
+          reply.remove();
+          return;
+        }
+      }
+    });
+  }
+
+  var dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "short" });
+  var timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: "short" });
+  var longDayFormat = new Intl.DateTimeFormat(undefined, { weekday: "long", month: "long", day: "numeric", year: "numeric" });
+  var fullFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "medium" });
+
+  // Same author, within five minutes, on the same local day: one group. Narration breaks it.
+  // The first message of each local day carries the day, shown as a divider above it.
+  function regroup() {
+    var lastDay = null;
+    $$("#entries > .entry.chat").forEach(function (entry) {
+      var at = new Date(Number(entry.dataset.ts)), day = dayFormat.format(at);
+      var prev = entry.previousElementSibling;
+      var grouped = !!prev && prev.matches(".entry.chat") &&
+        prev.dataset.author === entry.dataset.author &&
+        Number(entry.dataset.ts) - Number(prev.dataset.ts) <= GROUP_MS &&
+        dayFormat.format(new Date(Number(prev.dataset.ts))) === day;
+      entry.classList.toggle("grouped", grouped);
+      var firstOfDay = day !== lastDay;
+      entry.classList.toggle("first-of-day", firstOfDay);
+      if (firstOfDay) entry.dataset.day = dayLabel(at);
+      else delete entry.dataset.day;
+      lastDay = day;
+    });
+  }
+
+  function dayLabel(at) {
+    var today = new Date(), yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1);
+    if (dayFormat.format(at) === dayFormat.format(today)) return "Today";
+    if (dayFormat.format(at) === dayFormat.format(yesterday)) return "Yesterday";
+    return longDayFormat.format(at);
+  }
+
+  function localTimes() {
+    $$("#entries time[datetime]:not([data-local])").forEach(function (time) {
+      var when = new Date(time.getAttribute("datetime"));
+      if (isNaN(when)) return;
+      time.textContent = timeFormat.format(when); // the day is in the divider above
+      time.title = fullFormat.format(when);
+      time.dataset.local = "1";
+    });
+  }
+
+  function addToTotal(fragment) {
+    var total = $("#thread-total"), span = fragment && (fragment.firstElementChild || fragment);
+    if (!total || !span || !span.dataset || !span.dataset.tokens) return;
+    var tokens = Number(total.dataset.tokens) + Number(span.dataset.tokens);
+    var cost = Number(total.dataset.cost) + Number(span.dataset.cost || 0);
+    total.dataset.tokens = String(tokens);
+    total.dataset.cost = String(cost);
+    total.textContent = tokens + " tokens" + (cost ? " · $" + cost.toFixed(4) : "");
+    total.parentElement.hidden = !tokens;
+  }
+
+  // The viewer's own rules: their messages' menu, their mentions. A constructed sheet is
+  // CSSOM, not an inline <style>, so the CSP's style-src 'self' allows it.
+  function viewerRules() {
+    if (!viewer || !document.adoptedStyleSheets) return;
+    var v = CSS.escape(viewer), sheet = new CSSStyleSheet();
+    sheet.replaceSync(
+      '.entry.chat[data-author="' + v + '"] .actions { display: block; }\n' +
+      '.mention[data-agent="' + v + '"] { background: #fdecc8; color: #7c4a03; }\n' +
+      '.entry.chat:has(.mention[data-agent="' + v + '"]) { background: #fffaeb; box-shadow: inset 3px 0 #f0b429; }'
+    );
+    document.adoptedStyleSheets = document.adoptedStyleSheets.concat([sheet]);
+  }
+
+  // -- compose: Enter sends, a client id per message, pending / failed / retry ----------
+  var coarse = window.matchMedia("(pointer: coarse)");
+
+  function csrfToken() {
+    try { return JSON.parse(document.body.getAttribute("hx-headers"))["x-csrftoken"]; } catch (e) { return ""; }
+  }
+  function clientId() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    return "c" + Date.now().toString(36) + Math.random().toString(36).slice(2, 12);
+  }
+
+  function pendingEntry(form, id, text) {
+    var entry = document.createElement("article");
+    entry.id = "entry-" + id;
+    entry.className = "entry chat pending";
+    entry.dataset.author = viewer;
+    entry.dataset.ts = String(Date.now());
+    entry.dataset.text = text;
+    var avatar = document.createElement("span");
+    avatar.className = "avatar hue-" + form.dataset.hue;
+    avatar.setAttribute("aria-hidden", "true");
+    avatar.textContent = form.dataset.initials;
+    var msg = document.createElement("div");
+    msg.className = "msg";
+    var header = document.createElement("header");
+    var who = document.createElement("strong");
+    who.className = "who";
+    who.textContent = form.dataset.name;
+    var when = document.createElement("time");
+    when.className = "when";
+    when.textContent = timeFormat.format(new Date());
+    header.append(who, " ", when);
+    var body = document.createElement("div");
+    body.className = "body";
+    body.textContent = text;
+    var state = document.createElement("p");
+    state.className = "send-state";
+    state.setAttribute("role", "status");
+    state.textContent = "Sending…";
+    msg.append(header, body, state);
+    entry.append(avatar, msg);
+    return entry;
+  }
+
+  function send(entry) {
+    var form = $("#compose");
+    var id = entry.id.slice("entry-".length);
+    var data = new URLSearchParams();
+    data.set("text", entry.dataset.text);
+    data.set("id", id);
+    entry.classList.remove("failed");
+    entry.classList.add("pending");
+    $(".send-state", entry).textContent = "Sending…";
+    var controller = new AbortController();
+    var timer = setTimeout(function () { controller.abort(); }, SEND_TIMEOUT_MS);
+    fetch(form.action, {
+      method: "POST",
+      body: data,
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
+      signal: controller.signal,
+    }).then(function (response) {
+      clearTimeout(timer);
+      if (response.ok) {
+        // Stored: the socket brings the real entry (now, or when it reconnects).
+        if (entry.isConnected) $(".send-state", entry).textContent = "";
+        entry.classList.add("sent");
+      } else if (response.status >= 500 || response.status === 429) {
+        failed(entry);
+      } else {
+        response.json().catch(function () { return {}; }).then(function (body) { refused(entry, body.error); });
+      }
+    }, function () {
+      clearTimeout(timer);
+      failed(entry);
+    });
+  }
+
+  function failed(entry) {
+    if (!entry.isConnected) return;
+    entry.classList.add("failed");
+    var state = $(".send-state", entry);
+    state.textContent = "Not sent.";
+    var retry = document.createElement("button");
+    retry.type = "button";
+    retry.className = "secondary retry";
+    retry.textContent = "Retry";
+    var discard = document.createElement("button");
+    discard.type = "button";
+    discard.className = "secondary discard";
+    discard.textContent = "Discard";
+    state.append(retry, discard);
+  }
+
+  // The server refused it (too long, not allowed…): the text goes back to the box.
+  function refused(entry, message) {
+    var box = $("#compose textarea");
+    if (!box.value.trim()) box.value = entry.dataset.text;
+    entry.remove();
+    showError(message || "The message could not be sent.");
+    regroup();
+  }
+
+  function showError(message) {
+    var error = $("#compose-error");
+    if (!error) return;
+    error.textContent = message;
+    error.hidden = !message;
+  }
+
+  function resendFailed() {
+    $$("#entries > .entry.chat.failed").forEach(send);
+  }
+
+  function submitCompose(form) {
+    var box = $("textarea", form), text = box.value;
+    if (!text.trim()) return;
+    var entry = pendingEntry(form, clientId(), text);
+    scroller.appendChild(entry);
+    box.value = "";
+    grow(box);
+    showError("");
+    regroup();
+    toBottom();
+    send(entry);
+  }
+
+  function grow(box) {
+    box.style.height = "auto";
+    box.style.height = Math.min(box.scrollHeight, 192) + "px";
+  }
+
+  // -- @-mention autocomplete -------------------------------------------------------------
+  var people = [], list = null, options = [], active = -1, token = null;
+  var MENTION_AT = /(^|[\s"'(\[{<\/])@([a-z0-9_-]{0,32})$/;
+
+  function mentionToken(box) {
+    if (box.selectionStart !== box.selectionEnd) return null;
+    var before = box.value.slice(Math.max(0, box.selectionStart - 40), box.selectionStart);
+    var m = MENTION_AT.exec(before);
+    if (!m) return null;
+    return { query: m[2], start: box.selectionStart - m[2].length - 1, end: box.selectionStart };
+  }
+
+  function matches(query) {
+    var q = query.toLowerCase();
+    var first = [], then = [];
+    people.forEach(function (p) {
+      if (p.handle.indexOf(q) === 0) first.push(p);
+      else if (q && (p.handle.indexOf(q) > 0 || p.name.toLowerCase().indexOf(q) >= 0)) then.push(p);
+    });
+    return first.concat(then).slice(0, 8);
+  }
+
+  function closeList() {
+    if (!list) return;
+    list.hidden = true;
+    list.replaceChildren();
+    options = [];
+    active = -1;
+    token = null;
+    var box = $("#compose textarea");
+    box.setAttribute("aria-expanded", "false");
+    box.removeAttribute("aria-activedescendant");
+  }
+
+  function showList(box) {
+    token = mentionToken(box);
+    options = token ? matches(token.query) : [];
+    if (!options.length) return closeList();
+    list.replaceChildren();
+    options.forEach(function (p, i) {
+      var li = document.createElement("li");
+      li.id = "mention-option-" + i;
+      li.setAttribute("role", "option");
+      var handle = document.createElement("strong");
+      handle.textContent = "@" + p.handle;
+      var name = document.createElement("span");
+      name.className = "name";
+      name.textContent = p.name + (p.bot ? " · bot" : "");
+      li.append(handle, name);
+      li.addEventListener("mousedown", function (evt) {
+        evt.preventDefault(); // keep the focus in the box
+        complete(box, i);
+      });
+      list.appendChild(li);
+    });
+    list.hidden = false;
+    box.setAttribute("aria-expanded", "true");
+    select(box, 0);
+  }
+
+  function select(box, index) {
+    active = (index + options.length) % options.length;
+    $$("li", list).forEach(function (li, i) { li.setAttribute("aria-selected", i === active ? "true" : "false"); });
+    box.setAttribute("aria-activedescendant", "mention-option-" + active);
+    var li = list.children[active];
+    if (li && li.scrollIntoView) li.scrollIntoView({ block: "nearest" });
+  }
+
+  function complete(box, index) {
+    var person = options[index];
+    if (!person || !token) return closeList();
+    var insert = "@" + person.handle + " ";
+    box.setRangeText(insert, token.start, token.end, "end");
+    closeList();
+    box.focus();
+  }
+
+  function onComposeKey(evt) {
     var box = evt.target;
-    if (box.matches && box.matches("#compose textarea") && evt.key === "Enter" && !evt.shiftKey && !evt.isComposing) {
+    if (!box.matches || !box.matches("#compose textarea") || evt.isComposing) return;
+    if (list && !list.hidden && options.length) {
+      if (evt.key === "ArrowDown" || evt.key === "ArrowUp") {
+        evt.preventDefault();
+        select(box, active + (evt.key === "ArrowDown" ? 1 : -1));
+        return;
+      }
+      if (evt.key === "Enter" || evt.key === "Tab") {
+        evt.preventDefault();
+        complete(box, active);
+        return;
+      }
+      if (evt.key === "Escape") {
+        evt.preventDefault();
+        evt.stopPropagation();
+        closeList();
+        return;
+      }
+    }
+    // Enter sends, Shift+Enter is a new line; on touch screens Enter is a new line.
+    if (evt.key === "Enter" && !evt.shiftKey && !coarse.matches) {
       evt.preventDefault();
-      if (box.value.trim()) box.form.requestSubmit();
+      submitCompose(box.form);
+    }
+  }
+
+  // -- delete: a per-message menu and a confirmation dialog -----------------------------
+  document.addEventListener("htmx:confirm", function (evt) {
+    var entry = evt.detail.elt && evt.detail.elt.closest && evt.detail.elt.closest(".entry.chat");
+    var dialog = $("#confirm-delete");
+    if (!evt.detail.question || !entry || !dialog || !dialog.showModal) return;
+    evt.preventDefault();
+    var menu = $("details.actions", entry);
+    if (menu) menu.open = false;
+    var body = $(".body", entry);
+    $(".quote", dialog).textContent = body ? body.textContent.trim().slice(0, 280) : "";
+    dialog.returnValue = "";
+    dialog.addEventListener("close", function () {
+      if (dialog.returnValue === "delete") evt.detail.issueRequest(true);
+    }, { once: true });
+    dialog.showModal();
+  });
+  document.addEventListener("htmx:responseError", function (evt) {
+    if (evt.detail.elt && evt.detail.elt.matches && evt.detail.elt.matches(".delete")) {
+      showError("The message could not be deleted (" + evt.detail.xhr.status + ").");
     }
   });
   document.addEventListener("click", function (evt) {
-    var button = evt.target.closest && evt.target.closest("[data-mention]");
-    if (!button) return;
-    var box = document.querySelector("#compose textarea");
-    box.value = (box.value && !/\s$/.test(box.value) ? box.value + " " : box.value) + button.dataset.mention + " ";
-    box.focus();
+    $$("details.actions[open]").forEach(function (menu) {
+      if (!menu.contains(evt.target)) menu.open = false;
+    });
   });
+  document.addEventListener("keydown", function (evt) {
+    if (evt.key !== "Escape") return;
+    $$("details.actions[open]").forEach(function (menu) {
+      menu.open = false;
+      $("summary", menu).focus();
+    });
+  });
+
+  function setUp() {
+    scroller = document.getElementById("entries");
+    if (!scroller) return;
+    viewer = document.body.dataset.viewer || "";
+    viewerRules();
+    var form = $("#compose"), box = $("#compose textarea");
+    list = $("#mention-list");
+    var data = document.getElementById("mentionable");
+    try { people = data ? JSON.parse(data.textContent) : []; } catch (e) { people = []; }
+
+    if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+    settle();
+    var linked = location.hash && document.getElementById(location.hash.slice(1));
+    if (linked && scroller.contains(linked)) {
+      linked.scrollIntoView({ block: "center" });
+      linked.classList.add("linked");
+      pinned = atBottom();
+    } else {
+      toBottom();
+    }
+    scroller.addEventListener("scroll", function () {
+      pinned = atBottom();
+      if (pinned && unseen) setUnseen(0);
+    }, { passive: true });
+    // Re-pin when the scroller or its content changes size while pinned (keyboard,
+    // opened transcripts, fonts, the phone's Now bar).
+    if (window.ResizeObserver) new ResizeObserver(function () { if (pinned) toBottom(); }).observe(scroller);
+    scroller.addEventListener("toggle", function () { if (pinned) toBottom(); }, true);
+    $("#jump").addEventListener("click", function () { toBottom(); scroller.focus({ preventScroll: true }); });
+
+    form.addEventListener("submit", function (evt) { evt.preventDefault(); submitCompose(form); });
+    if (!coarse.matches && !linked) box.focus({ preventScroll: true }); // ready to type, as in chat apps
+    box.addEventListener("keydown", onComposeKey);
+    box.addEventListener("input", function () { grow(box); showList(box); });
+    box.addEventListener("click", function () { showList(box); });
+    box.addEventListener("blur", function () { setTimeout(closeList, 100); });
+    scroller.addEventListener("click", function (evt) {
+      var button = evt.target.closest("button.retry, button.discard");
+      if (!button) return;
+      var entry = button.closest(".entry");
+      if (button.matches(".retry")) send(entry);
+      else { entry.remove(); regroup(); }
+    });
+    form.addEventListener("click", function (evt) {
+      var button = evt.target.closest("[data-mention]");
+      if (!button) return;
+      box.value = (box.value && !/\s$/.test(box.value) ? box.value + " " : box.value) + button.dataset.mention + " ";
+      box.focus();
+      box.setSelectionRange(box.value.length, box.value.length);
+    });
+
+    // The Now panel is a card beside the conversation on wide screens, a bar on phones.
+    var side = document.getElementById("side"), wide = window.matchMedia("(min-width: 721px)");
+    if (side) {
+      var sync = function () { side.open = wide.matches; };
+      sync();
+      wide.addEventListener("change", sync);
+    }
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUp);
+  else setUp();
 })();

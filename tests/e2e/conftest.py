@@ -4,6 +4,10 @@ Run them in their own pytest process (``make test-e2e``): a pytest-asyncio test
 earlier in the same process breaks the forked Daphne's WebSockets, and
 Playwright's session-long loop breaks later async tests. Never ``playwright
 install``: the system browser is used.
+
+One live-server class per process, too: the second class's Daphne is forked once
+Playwright runs and never answers. ``make test-e2e`` runs each module on its own,
+and a run that would start two servers stops before it begins.
 """
 
 import os
@@ -24,6 +28,22 @@ FLAGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+
+
+def pytest_collection_modifyitems(config, items):
+    from channels.testing import ChannelsLiveServerTestCase
+
+    servers = {
+        item.cls
+        for item in items
+        if item.cls is not None and issubclass(item.cls, ChannelsLiveServerTestCase)
+    }
+    if len(servers) > 1:
+        names = ", ".join(sorted(c.__name__ for c in servers))
+        raise pytest.UsageError(
+            f"One live-server test class per pytest process ({names}): run one module "
+            "at a time, as `make test-e2e` does."
+        )
 
 
 @pytest.fixture(scope="session")

@@ -1,97 +1,13 @@
 """Two people, one thread, a live Daphne: live chat, deletion, bot progress, resume, XSS."""
 
-import os
 import re
-import shutil
 
-import pytest
-from channels.testing import ChannelsLiveServerTestCase
-from django.conf import settings
-from django.test import Client
 from playwright.sync_api import expect
 
-from tests.factories import make_bot, make_house, make_user
-from tests.peers.fake_llm import MODEL, PROVIDER, fake_llm_server
-from tests.peers.pi_home import write_pi_home
-from threads.lifecycle import create_thread
-
-WAIT = 15_000  # ms
+from tests.e2e.live import WAIT, LiveThreadCase
 
 
-class LiveThreadTests(ChannelsLiveServerTestCase):
-    serve_static = False  # the app serves its own static files
-    fake = None
-
-    @classmethod
-    def setUpClass(cls):
-        # The server is a child process: it must see the fake model before it starts.
-        cls._fake_cm = fake_llm_server()
-        cls.fake = cls._fake_cm.__enter__()
-        home = cls._pi_dir = settings.VAR_DIR / f"e2e-pi-{os.getpid()}"
-        agent_dir = str(write_pi_home(home / "agent", cls.fake.base_url))
-        for name, value in {
-            "PI_HOME": str(home / "pi"),
-            "PI_AGENT_DIR": agent_dir,
-            "DISPATCH_EVENT_IDLE_S": "20",
-            "BACKSTAGE_SWEEP_S": "0",
-        }.items():
-            os.environ[name] = value
-            setattr(settings, name, home / "pi" if name == "PI_HOME" else value)
-        settings.DISPATCH_EVENT_IDLE_S, settings.BACKSTAGE_SWEEP_S = 20, 0
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        cls._fake_cm.__exit__(None, None, None)
-        shutil.rmtree(cls._pi_dir, ignore_errors=True)
-
-    @pytest.fixture(autouse=True)
-    def _browser(self, browser):
-        self.browser = browser
-
-    def setUp(self):
-        self.owner, self.member, self.stranger = (make_user(n) for n in ("olive", "mia", "eve"))
-        self.house = make_house("h", owner=self.owner, members=[self.member])
-        make_house("elsewhere", owner=self.stranger)
-        self.bot = make_bot(self.house, "helper", provider=PROVIDER, model=MODEL)
-        self.thread = create_thread(house=self.house, title="Plans", by=self.owner.agent)
-        self.contexts = []
-
-    def tearDown(self):
-        for context in self.contexts:
-            context.close()
-
-    def page_for(self, user, path=None):
-        client = Client()
-        client.force_login(user)
-        context = self.browser.new_context(base_url=self.live_server_url)
-        self.contexts.append(context)
-        context.add_cookies(
-            [
-                {
-                    "name": "sessionid",
-                    "value": client.cookies["sessionid"].value,
-                    "url": self.live_server_url,
-                }
-            ]
-        )
-        page = context.new_page()
-        page.on("dialog", lambda dialog: dialog.accept())
-        response = page.goto(path or f"/threads/{self.thread.id}/")
-        if response.status == 200 and path is None:
-            expect(page.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
-        return page, response
-
-    def say(self, page, text):
-        box = page.locator("#compose textarea")
-        box.fill(text)
-        box.press("Enter")
-        expect(box).to_have_value("", timeout=WAIT)
-
-    def chats(self, page):
-        return page.locator("#entries .entry.chat")
-
+class LiveThreadTests(LiveThreadCase):
     def test_two_members_see_each_other_live_and_the_owner_deletes(self):
         owner, _ = self.page_for(self.owner)
         member, _ = self.page_for(self.member)
@@ -101,12 +17,14 @@ class LiveThreadTests(ChannelsLiveServerTestCase):
         expect(member.locator("#entries .body").last).to_have_text(
             re.compile("hi mia\\s*second line"), timeout=WAIT
         )
-        # The member sees Delete only on their own message; the owner on every message.
+        # The member has a message menu only on their own message; the owner on every message.
         mine = member.locator(".entry.chat", has_text="hello from mia")
-        expect(mine.locator(".delete")).to_be_visible()
-        expect(member.locator(".entry.chat", has_text="hi mia").locator(".delete")).to_be_hidden()
-        theirs = owner.locator(".entry.chat", has_text="hello from mia")
-        theirs.locator(".delete").click()
+        mine.hover()
+        expect(mine.locator(".actions summary")).to_be_visible()
+        other = member.locator(".entry.chat", has_text="hi mia")
+        other.hover()
+        expect(other.locator(".actions")).to_be_hidden()
+        self.delete(owner, owner.locator(".entry.chat", has_text="hello from mia"))
         for page in (owner, member):
             expect(page.locator("#entries")).not_to_contain_text("hello from mia", timeout=WAIT)
         expect(self.chats(member)).to_have_count(1)
@@ -117,10 +35,16 @@ class LiveThreadTests(ChannelsLiveServerTestCase):
         self.say(page, "@helper USETOOL please")
         expect(page.locator("#now")).to_contain_text("@helper is", timeout=30_000)
         expect(page.locator("#now .badge")).to_have_text("working")
+        expect(page.locator("#entries .reply-line")).to_have_count(1)  # one line, in place
+        expect(page.locator("#entries .reply-line")).to_contain_text("@helper is")
         gate.release()
         answer = page.locator(".entry.chat.from-bot")
         expect(answer).to_contain_text("Tool said: pi-tool-ok", timeout=60_000)
         expect(page.locator(".transcript .tool").first).to_contain_text("bash")
+        # The reply's line folded into the answer: its footer has the spend and the transcript.
+        expect(page.locator("#entries .entry.reply")).to_have_count(0)
+        expect(answer.locator(".reply-foot .transcript")).to_have_count(1)
+        expect(answer.locator(".reply-foot .spend")).to_contain_text("tokens", timeout=WAIT)
         expect(page.locator("#now")).to_contain_text("Nobody is working", timeout=WAIT)
 
     def test_going_offline_and_online_catches_up_exactly(self):
@@ -135,7 +59,7 @@ class LiveThreadTests(ChannelsLiveServerTestCase):
         expect(watcher.locator("#live[data-connected]")).to_have_count(0, timeout=WAIT)
         for text in ("while away 1", "while away 2"):
             self.say(writer, text)
-        doomed.locator(".delete").click()
+        self.delete(writer, doomed)
         expect(writer.locator("#entries")).not_to_contain_text("before", timeout=WAIT)
         watcher.wait_for_timeout(500)
         expect(self.chats(watcher)).to_have_count(1)  # nothing arrived while offline

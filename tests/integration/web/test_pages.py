@@ -46,12 +46,15 @@ def test_the_thread_page_renders_chat_transcript_and_narration(world):
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "<strong>bold</strong>" in html
     assert "<script>alert(1)</script>" not in html
-    assert "onerror=alert(2)" not in html
+    assert "&lt;img src=x onerror=alert(2)&gt;" in html  # raw HTML is text, for bots too
     assert "<img src=x onerror" not in html  # the person's payload stays text
-    # The transcript sits folded under the reply: the tool call and its result.
-    assert '<details class="transcript">' in html
-    assert 'id="tr-d1"' in html and "read →" in html and "42" in html
-    assert "Reply finished · 12 tokens" in html
+    # The reply folds into its answer: a footer with the spend and the transcript (the tool
+    # call and its result); no "is replying" line stays behind.
+    answer = html.split("<strong>bold</strong>")[1].split("</article>")[0]
+    assert '<span id="spend-d1" class="spend">12 tokens</span>' in answer
+    assert '<details class="transcript">' in answer
+    assert 'id="tr-d1"' in answer and "read →" in answer and "42" in answer
+    assert "is thinking" not in html and "Reply finished" not in html
     assert 'id="now"' in html and 'id="stream-offset"' in html
     assert f'ws-connect="/ws/threads/{world.thread.id}/?offset=' in html
     assert "@helper" in html  # the mention hint
@@ -62,7 +65,8 @@ def test_delete_controls_are_personalised_by_css_not_markup(world):
     client.post(f"/api/threads/{world.thread.id}/entries", {"text": "mine"})
     html = client.get(f"/threads/{world.thread.id}/").content.decode()
     assert f'data-author="{world.member.agent.id}"' in html
-    assert f'.entry.chat[data-author="{world.member.agent.id}"] .delete' in html
+    # live.js turns the body's viewer id into a rule showing that author's message menu.
+    assert f'data-viewer="{world.member.agent.id}"' in html.split("<body")[1].split(">")[0]
     assert "is-owner" not in html.split("<body")[1].split(">")[0]
     owner_html = world.client_for(world.owner).get(f"/threads/{world.thread.id}/").content.decode()
     assert "is-owner" in owner_html.split("<body")[1].split(">")[0]

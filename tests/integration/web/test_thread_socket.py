@@ -87,7 +87,7 @@ async def test_live_chat_deletion_and_current_view(world):
     entry_id = posted["entry"]["id"]
     text = await frame_with(socket, f'id="entry-{entry_id}"')
     assert 'hx-swap-oob="beforeend:#entries"' in text
-    assert "line one<br>line &lt;script&gt;x&lt;/script&gt;" in text
+    assert "line one<br>\nline &lt;script&gt;x&lt;/script&gt;" in text
     assert f'data-offset="{posted["offset"]}"' in text
     # Nobody answered yet (the director is not running here): both messages wait.
     assert "2 messages waiting" in text

@@ -1,0 +1,101 @@
+"""A live Daphne with a house, two people, a bot on the fake model, and browser helpers."""
+
+import os
+import shutil
+
+import pytest
+from channels.testing import ChannelsLiveServerTestCase
+from django.conf import settings
+from django.test import Client
+from playwright.sync_api import expect
+
+from tests.factories import make_bot, make_house, make_user
+from tests.peers.fake_llm import MODEL, PROVIDER, fake_llm_server
+from tests.peers.pi_home import write_pi_home
+from threads.lifecycle import create_thread
+
+WAIT = 15_000  # ms
+
+
+class LiveThreadCase(ChannelsLiveServerTestCase):
+    serve_static = False  # the app serves its own static files
+    fake = None
+
+    @classmethod
+    def setUpClass(cls):
+        # The server is a child process: it must see the fake model before it starts.
+        cls._fake_cm = fake_llm_server()
+        cls.fake = cls._fake_cm.__enter__()
+        home = cls._pi_dir = settings.VAR_DIR / f"e2e-pi-{os.getpid()}"
+        agent_dir = str(write_pi_home(home / "agent", cls.fake.base_url))
+        for name, value in {
+            "PI_HOME": str(home / "pi"),
+            "PI_AGENT_DIR": agent_dir,
+            "DISPATCH_EVENT_IDLE_S": "20",
+            "BACKSTAGE_SWEEP_S": "0",
+        }.items():
+            os.environ[name] = value
+            setattr(settings, name, home / "pi" if name == "PI_HOME" else value)
+        settings.DISPATCH_EVENT_IDLE_S, settings.BACKSTAGE_SWEEP_S = 20, 0
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        cls._fake_cm.__exit__(None, None, None)
+        shutil.rmtree(cls._pi_dir, ignore_errors=True)
+
+    @pytest.fixture(autouse=True)
+    def _browser(self, browser):
+        self.browser = browser
+
+    def setUp(self):
+        self.owner, self.member, self.stranger = (make_user(n) for n in ("olive", "mia", "eve"))
+        self.house = make_house("h", owner=self.owner, members=[self.member])
+        make_house("elsewhere", owner=self.stranger)
+        self.bot = make_bot(self.house, "helper", provider=PROVIDER, model=MODEL)
+        self.thread = create_thread(house=self.house, title="Plans", by=self.owner.agent)
+        self.contexts = []
+
+    def tearDown(self):
+        for context in self.contexts:
+            context.close()
+
+    def page_for(self, user, path=None, **context_args):
+        client = Client()
+        client.force_login(user)
+        context = self.browser.new_context(base_url=self.live_server_url, **context_args)
+        self.contexts.append(context)
+        context.add_cookies(
+            [
+                {
+                    "name": "sessionid",
+                    "value": client.cookies["sessionid"].value,
+                    "url": self.live_server_url,
+                }
+            ]
+        )
+        page = context.new_page()
+        page.on("dialog", lambda dialog: dialog.accept())
+        response = page.goto(path or f"/threads/{self.thread.id}/")
+        if response.status == 200 and path is None:
+            expect(page.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
+        return page, response
+
+    def say(self, page, text):
+        box = page.locator("#compose textarea")
+        box.fill(text)
+        box.press("Enter")
+        expect(box).to_have_value("", timeout=WAIT)
+
+    def chats(self, page):
+        return page.locator("#entries .entry.chat")
+
+    def delete(self, page, entry):
+        """Delete from the message's menu and confirm in the dialog."""
+        entry.hover()
+        entry.locator(".actions summary").click()
+        entry.locator(".actions .delete").click()
+        dialog = page.locator("#confirm-delete")
+        expect(dialog).to_be_visible()
+        dialog.get_by_role("button", name="Delete").click()

@@ -1,0 +1,41 @@
+"""The Now panel's plain words: what a reply is doing, and the panel's one-line summary."""
+
+from django import template
+from django.utils.html import format_html, format_html_join
+
+register = template.Library()
+
+DOING = {
+    "thinking": "is thinking",
+    "answering": "is writing",
+    "steering": "is reading new messages",
+    "retrying": "is trying again",
+}
+
+
+@register.filter
+def reply_doing(reply, now) -> str:
+    """ "is thinking", "is running `bash`": the reply's phase as words (escaped HTML)."""
+    if reply.phase == "tool":
+        tools = [c.name for c in now.toolCalls if c.dispatchId == reply.dispatchId and c.name]
+        if tools:
+            return format_html("is running <code>{}</code>", tools[-1])
+        return "is running a tool"
+    return DOING.get(reply.phase, "is replying")
+
+
+@register.simple_tag
+def now_line(now, reply_bot, runs, owed, failed=()) -> str:
+    """The most pressing thing the panel says, in one line (the phone's bar)."""
+    if now.reply and reply_bot:
+        return format_html("@{} {}", reply_bot.handle, reply_doing(now.reply, now))
+    if runs:
+        return format_html("@{} is running a task", runs[0]["bot"].handle)
+    if owed:
+        handles = format_html_join(", ", "@{}", ((b.handle,) for b in owed))
+        return format_html("waiting for {}", handles)
+    if now.blocked and now.silence:
+        return format_html("needs a person: {}", now.silence)
+    if failed:
+        return format_html("@{} couldn't reply", failed[0]["bot"].handle)
+    return "Nobody is working."
