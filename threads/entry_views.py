@@ -23,6 +23,7 @@ import regex
 from django.utils.safestring import mark_safe
 
 from threads import entries as E
+from threads import unreadable
 from threads.markup import chat_html
 from threads.narration import Name, Names, narration
 from threads.projection import visible_entries
@@ -163,7 +164,19 @@ def item_context(item: Item, names: Names) -> dict | None:
 
 
 def describe(entry: E.Entry, names: Names) -> dict | None:
-    """What ``_entry.html`` needs for one entry, or None for entries shown as nothing."""
+    """What ``_entry.html`` needs for one entry, or None for entries shown as nothing.
+
+    An entry that decodes but can't be shown (a shape nobody foresaw) is skipped like an
+    unreadable one, and logged once: one entry never takes the page or the live tail down.
+    """
+    try:
+        return _describe(entry, names)
+    except Exception as exc:  # noqa: BLE001 - any failure to show one entry is skipped
+        unreadable.report_unshowable(entry, exc)
+        return None
+
+
+def _describe(entry: E.Entry, names: Names) -> dict | None:
     p = entry.payload
     author = names.of(entry.authorId)
     base = {"id": entry.id, "ts": entry.ts, "author": author, "author_id": entry.authorId or ""}
