@@ -23,7 +23,7 @@ def entry_line(entry: E.Entry, names: Names) -> str | None:
         return f"{when} · @{names.of(p.agentId).handle} is replying"
     if isinstance(p, E.EntryDeleted):
         return f"{when} · message {p.entryId} was deleted"
-    line = narration(p, names)
+    line = narration(p, names, entry.authorId)
     return f"{when} · {line}" if line else None
 
 

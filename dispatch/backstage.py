@@ -1,7 +1,8 @@
 """Backstage: where director passes and replies run, on one event loop of their own.
 
 In the embedded configuration the web process runs it in a background thread,
-started by the first wake. In the scaled one (``BACKSTAGE=worker``), the web
+started with the process (``start_with_web``, from the ASGI module) so the 60 s sweep
+repairs stale records from the start. In the scaled one (``BACKSTAGE=worker``), the web
 process sends wakes over the channel layer and ``manage.py backstage`` runs
 this engine. Per thread, passes never overlap and one reply runs at a time; a
 wake that arrives during a pass runs another pass after it, and a finished
@@ -13,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
+import socket
 import threading
 
 from asgiref.sync import async_to_sync
@@ -22,6 +25,8 @@ from arbe_site.concurrency import in_thread
 
 logger = logging.getLogger(__name__)
 DIRECTOR_CHANNEL = "director"
+SWEEP_LEASE = "backstage-sweep"
+HOLDER = f"{socket.gethostname()}:{os.getpid()}"
 
 
 class Backstage:
@@ -53,7 +58,7 @@ class Backstage:
             self.start_boards()
             if settings.BACKSTAGE_SWEEP_S > 0:
                 asyncio.run_coroutine_threadsafe(
-                    self.sweep_forever(settings.BACKSTAGE_SWEEP_S, first_after=True), loop
+                    self.sweep_forever(settings.BACKSTAGE_SWEEP_S), loop
                 )
 
     def start_boards(self) -> None:
@@ -129,13 +134,17 @@ class Backstage:
         self.runs[claim.run_id] = task
         task.add_done_callback(lambda _: self.runs.pop(claim.run_id, None))
 
-    async def sweep_forever(self, interval: float, *, first_after: bool = False) -> None:
-        """Every ``interval`` seconds: orphan silent runs, recompute working/blocked threads."""
-        if first_after:
-            await asyncio.sleep(interval)
+    async def sweep_forever(self, interval: float) -> None:
+        """Every ``interval`` seconds, from now: orphan silent runs, recompute working and
+        blocked threads. Every process owning backstage ticks; the sweep lease lets one
+        tick per interval run, whichever process it is."""
+        from dispatch.models import take_lease
+
         while True:
             try:
-                await self.sweep_once()
+                # A little under the interval, so the next tick (of any process) finds it free.
+                if await in_thread(take_lease, SWEEP_LEASE, interval * 0.9, HOLDER):
+                    await self.sweep_once()
             except Exception:
                 logger.exception("backstage sweep failed")
             await asyncio.sleep(interval)
@@ -179,6 +188,13 @@ _backstage = Backstage()
 
 def backstage() -> Backstage:
     return _backstage
+
+
+def start_with_web() -> None:
+    """The web process owns backstage in the embedded configuration: start it (and its
+    sweep) now, not at the first wake. Workers start their own (``manage.py backstage``)."""
+    if settings.BACKSTAGE == "inprocess" and settings.BACKSTAGE_SWEEP_S > 0:
+        _backstage.start_in_thread()
 
 
 def wake(thread_id: str) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from houses.models import Agent
 from threads.entries import Entry, ThreadRunState, convert_entry
 from threads.models import Thread
-from threads.now import NowFold, ThreadNow
+from threads.now import NowFold, Run, ThreadNow
 from threads.reading import read_entries
 
 
@@ -46,4 +46,28 @@ def load_view(thread: Thread, *, now_ms: int) -> LoadedView:
     fold = NowFold(bots=bot_ids(thread.house_id), run=thread.parent_id is not None)
     for entry in entries:
         fold.apply(entry)
-    return LoadedView(fold.view(now_ms), offset)
+    now = fold.view(now_ms)
+    now.runs = with_child_records(now.runs)
+    return LoadedView(now, offset)
+
+
+def with_child_records(runs: list[Run]) -> list[Run]:
+    """Delegated runs as their child threads record them, unarchived ones only.
+
+    The parent's fold keeps the runs that are live and those that ended since the last
+    person's message; what each is doing, or how it ended, is the child thread's own
+    stored status (one query for all).
+    """
+    delegated = {r.childThreadId: r for r in runs if r.childThreadId}
+    if not delegated:
+        return runs
+    children = Thread.objects.filter(pk__in=list(delegated), archived_at__isnull=True).values_list(
+        "pk", "status", "status_message"
+    )
+    live = {pk: (status, message) for pk, status, message in children}
+    kept = [r for r in runs if not r.childThreadId]
+    for child_id, run in delegated.items():
+        if child_id in live:
+            run.status, run.statusMessage = live[child_id]
+            kept.append(run)
+    return kept

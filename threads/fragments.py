@@ -95,7 +95,7 @@ def describe(entry: E.Entry, names: Names) -> dict | None:
             "dispatch": p.dispatchId,
             "round": p.round,
         }
-    line = narration(p, names)
+    line = narration(p, names, entry.authorId)
     if line is None:
         return None
     return base | {"kind": "signal", "line": line, "child": getattr(p, "childThreadId", None)}

@@ -50,8 +50,11 @@ def test_a_run_works_in_its_child_thread_and_reports_to_the_parent(live):
     report = parent[-1].payload
     assert (report.childThreadId, report.ok) == (child.pk, True)
     assert "pi-tool-ok" in report.report
-    assert live.now()["status"]["state"] == "done"
+    assert live.now()["status"]["state"] == "done"  # the child's own record, until…
     assert live.now(child)["status"]["state"] == "done"
+    live.post("thanks")  # …a person speaks: an ended run's result no longer stands
+    live.settle()
+    assert [r["kind"] for r in live.now()["status"]["records"]] == ["thread"]
 
 
 def test_runs_need_a_configured_bot_and_a_task(live):
