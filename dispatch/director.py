@@ -122,13 +122,14 @@ def plan_pass(entries: list[Entry], bots: list[BotInfo], speakers: Speakers) -> 
     owed = list(now.owed)
     plan = Plan(round=_next_round(entries))
     decision = None
+    answered = answered_by(entries)
     if undecided:
         decision = decide(
             undecided,
             bots,
             speakers=speakers,
             bot_chain=_bot_chain(entries, bot_ids),
-            answered=answered_by(entries),
+            answered=answered,
         )
         if decision.picked:
             plan.decided = DirectorDecided(
@@ -138,9 +139,13 @@ def plan_pass(entries: list[Entry], bots: list[BotInfo], speakers: Speakers) -> 
             )
             owed += [b for b in decision.picked if b not in owed]
     for agent_id in owed:
-        # A bot takes in what waits, never its own messages; if a deletion left it
-        # nothing to answer, it owes nothing.
-        taken_in = [i for i in now.waiting if i in by_id and by_id[i].authorId != agent_id]
+        # A bot takes in what waits, never its own messages nor what it already took in;
+        # if a deletion left it nothing to answer, it owes nothing.
+        taken_in = [
+            i
+            for i in now.waiting
+            if i in by_id and by_id[i].authorId != agent_id and agent_id not in answered.get(i, ())
+        ]
         if taken_in:
             plan.start = (agent_id, taken_in)
             return plan

@@ -20,8 +20,11 @@ class AddBotForm(forms.Form):
     instructions = forms.CharField(widget=forms.Textarea, required=False)
     api_key_env = forms.RegexField(regex=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64, required=False)
     involvement = forms.ChoiceField(
-        choices=Agent.Involvement.choices, initial=Agent.Involvement.MENTIONS
+        choices=Agent.Involvement.choices, initial=Agent.Involvement.MENTIONS, required=False
     )
+
+    def clean_involvement(self):
+        return self.cleaned_data["involvement"] or Agent.Involvement.MENTIONS
 
 
 class BotInvolvementForm(forms.Form):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from houses.models import Agent
 from threads.entries import Entry, ThreadRunState, convert_entry
 from threads.models import Thread
-from threads.now import NowFold, Run, ThreadNow
+from threads.now import LIVE_RUN_STATES, NowFold, Run, ThreadNow
 from threads.reading import read_entries
 
 
@@ -52,13 +52,13 @@ def load_view(thread: Thread, *, now_ms: int) -> LoadedView:
 
 
 def with_child_records(runs: list[Run]) -> list[Run]:
-    """Delegated runs as their child threads record them, unarchived ones only.
+    """Delegated runs, seen from the parent: live ones with an unarchived child only, each
+    with the child thread's own stored record (one query for all).
 
-    The parent's fold keeps the runs that are live and those that ended since the last
-    person's message; what each is doing, or how it ended, is the child thread's own
-    stored status (one query for all).
+    The parent's entries say when a run was claimed and when it ended; what it is doing
+    is its child's business, and how it ended is held there too (``T/<childId>``).
     """
-    delegated = {r.childThreadId: r for r in runs if r.childThreadId}
+    delegated = {r.childThreadId: r for r in runs if r.childThreadId and r.state in LIVE_RUN_STATES}
     if not delegated:
         return runs
     children = Thread.objects.filter(pk__in=list(delegated), archived_at__isnull=True).values_list(

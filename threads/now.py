@@ -147,12 +147,9 @@ class NowFold:
             self.pending.append(entry.id)
         self.silence, self.blocked = None, False
         if entry.authorId not in self.bot_ids:
-            # A person's message starts a new exchange: bots' and ended runs' results no
-            # longer stand (live runs go on).
+            # A person's message starts a new exchange: bots' results no longer stand.
             self.bot_records.clear()
             self.failed_attempts = 0
-            if not self.run:
-                self.runs = {k: r for k, r in self.runs.items() if r.state in LIVE_RUN_STATES}
 
     def _deleted(self, entry: E.Entry, payload: E.EntryDeleted) -> None:
         target = payload.entryId
