@@ -52,7 +52,8 @@ def node_binary() -> Path:
 def pi_argv() -> list[str]:
     if not PI_CLI.is_file():
         raise FileNotFoundError(f"Pi is missing at {PI_CLI}: run `npm install` (make deps)")
-    return [str(node_binary()), str(PI_CLI)]
+    # Resolved: node_modules may be a link (a worktree's), and the sandbox binds its target.
+    return [str(node_binary()), str(PI_CLI.resolve())]
 
 
 def scrubbed_env(home: Path, agent_dir: Path, extra: Mapping[str, str]) -> dict[str, str]:
