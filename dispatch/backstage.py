@@ -37,28 +37,36 @@ class Backstage:
         self.replies: dict[str, asyncio.Task] = {}
         self.again: set[str] = set()
         self.runs: dict[str, asyncio.Task] = {}
+        self.sweeping: asyncio.Future | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
     def start_in_thread(self) -> None:
         with self._started:
-            if self.loop is not None:
-                return
-            loop = asyncio.new_event_loop()
-            ready = threading.Event()
+            if self.loop is None:
+                self._start_loop()
+        self.start_sweep()
 
-            def run() -> None:
-                asyncio.set_event_loop(loop)
-                loop.call_soon(ready.set)
-                loop.run_forever()
+    def _start_loop(self) -> None:
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
 
-            threading.Thread(target=run, name="arbe-backstage", daemon=True).start()
-            ready.wait()
-            self.loop = loop
-            self.start_boards()
-            if settings.BACKSTAGE_SWEEP_S > 0:
-                asyncio.run_coroutine_threadsafe(
-                    self.sweep_forever(settings.BACKSTAGE_SWEEP_S), loop
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.call_soon(ready.set)
+            loop.run_forever()
+
+        threading.Thread(target=run, name="arbe-backstage", daemon=True).start()
+        ready.wait()
+        self.loop = loop
+        self.start_boards()
+
+    def start_sweep(self) -> None:
+        """Thread-safe: run the sweep on this engine (once), if the settings ask for one."""
+        with self._started:
+            if self.sweeping is None and self.loop is not None and settings.BACKSTAGE_SWEEP_S > 0:
+                self.sweeping = asyncio.run_coroutine_threadsafe(
+                    self.sweep_forever(settings.BACKSTAGE_SWEEP_S), self.loop
                 )
 
     def start_boards(self) -> None:
