@@ -58,14 +58,14 @@ def with_child_records(runs: list[Run]) -> list[Run]:
     The parent's entries say when a run was claimed and when it ended; what it is doing
     is its child's business, and how it ended is held there too (``T/<childId>``).
     """
+    kept = [r for r in runs if not r.childThreadId]
     delegated = {r.childThreadId: r for r in runs if r.childThreadId and r.state in LIVE_RUN_STATES}
     if not delegated:
-        return runs
+        return kept
     children = Thread.objects.filter(pk__in=list(delegated), archived_at__isnull=True).values_list(
         "pk", "status", "status_message"
     )
     live = {pk: (status, message) for pk, status, message in children}
-    kept = [r for r in runs if not r.childThreadId]
     for child_id, run in delegated.items():
         if child_id in live:
             run.status, run.statusMessage = live[child_id]
