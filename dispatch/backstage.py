@@ -183,11 +183,13 @@ class Backstage:
 
 def _record_director_failure(thread_id: str, exc: Exception) -> None:
     from threads.entries import DispatchFailed
+    from threads.failures import scrub
     from threads.lifecycle import new_entry
     from threads.models import stream_name_for
     from threads.recency import stream_writer
 
-    failure = DispatchFailed(stage="director", error=f"{type(exc).__name__}: {exc}"[:500])
+    error = scrub(f"{type(exc).__name__}: {exc}")[:500] or type(exc).__name__
+    failure = DispatchFailed(stage="director", error=error)
     stream_writer().append(stream_name_for(thread_id), new_entry(failure))
 
 

@@ -31,6 +31,7 @@ class Names(dict):
 
 
 CONFIG_HINT = "an owner can fix it on the members page"
+LEGACY_NO_MENTION = "No bot was mentioned."
 
 
 def narration(p, names: Names, author: str | None = None) -> str | None:
@@ -56,6 +57,8 @@ def narration(p, names: Names, author: str | None = None) -> str | None:
             return f"Stopped: {reason}"
         case E.ThreadChildFinished(report=report, ok=ok):
             return ("Run finished: " if ok else "Run failed: ") + report[:500]
+        case E.DirectorOutcome(reason=reason) if reason == LEGACY_NO_MENTION:
+            return None  # older threads said so after every ordinary message
         case E.DirectorOutcome(picked=[], reason=reason) if reason:
             return f"Nobody speaks: {reason}"
         case E.DispatchSteered(entryIds=ids):

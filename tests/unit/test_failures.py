@@ -53,3 +53,10 @@ def test_a_failed_reply_is_narrated_as_its_bots_one_line():
     )
     assert narration(E.ThreadPiFailed(error=PI_NO_KEY, dispatchId="d1"), names) is None
     assert narration(E.DispatchFailed(stage="model", error="x", final=False), names) is None
+
+
+def test_older_threads_no_longer_narrate_ordinary_chat():
+    outcome = E.DirectorOutcome(upTo="m1", reason="No bot was mentioned.")
+    assert narration(outcome, Names()) is None
+    retired = E.DirectorOutcome(upTo="m1", reason="@gone is no longer in this house.")
+    assert narration(retired, Names()) == "Nobody speaks: @gone is no longer in this house."
