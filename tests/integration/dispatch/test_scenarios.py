@@ -368,9 +368,12 @@ def test_a_run_shows_phase_round_and_spend_and_its_parent_reads_the_childs_recor
     assert body["now"]["spend"]["totalTokens"] > 0
     assert body["status"]["state"] == "working" and "round 1" in body["status"]["message"]
     child.refresh_from_db()
-    parent = live.now()["status"]
-    (record,) = [r for r in parent["records"] if r["kind"] == "run"]
+    parent = live.now()
+    (record,) = [r for r in parent["status"]["records"] if r["kind"] == "run"]
     assert (record["state"], record["message"]) == (child.status, child.status_message)
+    (seen,) = parent["now"]["runs"]  # the parent's view of the run carries its spend so far
+    assert seen["spend"]["totalTokens"] > 0
+    assert parent["now"]["spend"]["totalTokens"] == seen["spend"]["totalTokens"]
     second.release()
     live.settle()
     assert live.now(child)["status"]["state"] == "done"
