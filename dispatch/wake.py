@@ -6,6 +6,7 @@ the caller records it as ``signal.dispatch.failed {stage: "wake"}``.
 """
 
 from dispatch import director
+from threads.failures import scrub
 
 
 class WakeFailed(Exception):
@@ -16,4 +17,4 @@ def wake_director(thread_id: str) -> None:
     try:
         director.wake(thread_id)
     except Exception as exc:
-        raise WakeFailed(f"{type(exc).__name__}: {exc}") from exc
+        raise WakeFailed(scrub(f"{type(exc).__name__}: {exc}")) from exc

@@ -65,6 +65,15 @@ def access_owned_house(who, slug: str) -> HouseAccess:
     return access
 
 
+def access_owned_bot(who, slug: str, handle: str):
+    """An active bot of a house the caller owns, or 404 (403 for a member who isn't owner)."""
+    house = access_owned_house(who, slug).house
+    bot = house.bots.filter(handle=handle, active=True).first()
+    if bot is None:
+        raise Http404
+    return bot
+
+
 def houses_of(user):
     """Houses the caller is a member of."""
     if user is None or not user.is_authenticated:

@@ -80,6 +80,12 @@ class Agent(models.Model):
         PERSON = "person"
         BOT = "bot"
 
+    class Involvement(models.TextChoices):
+        """When a bot speaks without being mentioned (as Campfire's room involvement)."""
+
+        MENTIONS = "mentions"  # only when @mentioned, or in a one-person conversation with it
+        EVERYTHING = "everything"  # every person's message in the house's threads
+
     id = models.CharField(primary_key=True, max_length=32, default=new_agent_id, editable=False)
     kind = models.CharField(max_length=8, choices=Kind.choices)
     user = models.OneToOneField(
@@ -101,6 +107,9 @@ class Agent(models.Model):
         max_length=64,
         blank=True,
         help_text="Name of the environment variable that holds the provider key.",
+    )
+    involvement = models.CharField(
+        max_length=16, choices=Involvement.choices, default=Involvement.MENTIONS
     )
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -149,7 +149,9 @@ def item_context(item: Item, names: Names) -> dict | None:
         view["transcript"] = [v for e in item.transcript if (v := describe(e, names))]
         view["line"] = phase_text(item.phase)
         if item.failure is not None:
-            view["failed"] = narration(item.failure.payload, names) or "The reply failed."
+            view["failed"] = (
+                narration(item.failure.payload, names, item.failure.authorId) or "The reply failed."
+            )
     elif item.reply is not None:
         reply = item.reply
         view["reply"] = {
@@ -211,7 +213,7 @@ def _describe(entry: E.Entry, names: Names) -> dict | None:
             return None  # the Now panel and the answer's footer say these
         case E.DispatchFailed() | E.ThreadPiFailed() if p.dispatchId:
             return None  # folded into the reply's line (see page_items and live_updates)
-    line = narration(p, names)
+    line = narration(p, names, entry.authorId)
     if line is None:
         return None
     failed = isinstance(p, E.DispatchFailed | E.ThreadPiFailed | E.ThreadOrphaned)
