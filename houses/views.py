@@ -42,7 +42,7 @@ def house_page(request, slug):
         {
             "house": access.house,
             "membership": access.membership,
-            "rows": thread_rows(threads, house_names(access.house.pk)),
+            "rows": thread_rows(threads, house_names(access.house.pk), request.user),
             "form": NewThreadForm(),
         },
     )
