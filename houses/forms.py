@@ -1,6 +1,6 @@
 from django import forms
 
-from houses.models import HANDLE_PATTERN, Membership
+from houses.models import HANDLE_PATTERN, INVITE_DAYS, Membership
 
 
 class NewThreadForm(forms.Form):
@@ -18,3 +18,9 @@ class AddBotForm(forms.Form):
     provider = forms.CharField(max_length=64, required=False)
     model = forms.CharField(max_length=128, required=False)
     instructions = forms.CharField(widget=forms.Textarea, required=False)
+
+
+class InviteForm(forms.Form):
+    days = forms.TypedChoiceField(
+        choices=list(INVITE_DAYS.items()), coerce=int, initial=7, label="Expires after"
+    )

@@ -8,8 +8,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from houses.access import access_house, access_owned_house, houses_of
-from houses.forms import AddBotForm, AddMemberForm, NewThreadForm
+from houses.forms import AddBotForm, AddMemberForm, InviteForm, NewThreadForm
 from houses.fragments import thread_rows
+from houses.invites import live_invites
 from houses.membership import (
     LastOwnerError,
     add_bot,
@@ -77,6 +78,8 @@ def members_page(request, slug):
             "bots": house.bots.filter(active=True).order_by("handle"),
             "member_form": AddMemberForm(),
             "bot_form": AddBotForm(),
+            "invites": live_invites(house),  # invite links (houses.joining)
+            "invite_form": InviteForm(),
         },
     )
 

@@ -47,7 +47,7 @@ def test_opening_the_thread_clears_its_unread_count(world):
     assert world.client_for(world.owner).get(f"/threads/{world.thread.id}/").status_code == 200
     assert 'class="unread"' not in house_row(world, world.owner)
     post(world, world.author, "again")
-    assert ">1<span class=\"sr-only\"> unread" in house_row(world, world.owner)
+    assert '>1<span class="sr-only"> unread' in house_row(world, world.owner)
 
 
 def test_unread_positions_count_chat_in_log_order_only(world):
