@@ -39,7 +39,8 @@ FORCE:
 run: deps
 	@bash scripts/system-deps.sh --optional bubblewrap
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py seed_demo
+	@# The demo logins come last, in a box, just before the server starts.
+	$(PY) manage.py seed_demo --url http://$(HOST):$(PORT)/
 	DEBUG=$${DEBUG:-true} ARBE_INTERNAL_URL=$${ARBE_INTERNAL_URL:-http://$(HOST):$(PORT)} \
 		$(VENV)/bin/daphne -b $(HOST) -p $(PORT) arbe_site.asgi:application
 
