@@ -4,18 +4,51 @@ The raw entries view reads the stream page by page, as the server pages it, and
 shows each page's ``next_offset`` — tombstones and what they hide included.
 """
 
+import json
+from contextvars import ContextVar
+
 from django.contrib import admin, messages
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from houses.fragments import AGENT_ID, when
+from houses.models import Agent
 from streams import errors
 from threads.entries import EntryError, decode_entry
+from threads.fragments import house_names
 from threads.log import log_reader
 from threads.models import Thread
 from threads.projection import tombstoned_ids
 from threads.status_sync import sync_status
+
+PAGE_NAMES: ContextVar[dict | None] = ContextVar("admin_agent_names", default=None)
+FOLD_CHARS = 240  # longer entries fold under <details> in the raw entries view
+
+
+def all_agent_names() -> dict[str, str]:
+    return {
+        agent_id: f"{name} (@{handle})"
+        for agent_id, name, handle in Agent.objects.values_list("id", "display_name", "handle")
+    }
+
+
+def with_names(text: str, names: dict[str, str]) -> str:
+    """Agent ids in ``text`` with the agent's name beside each: "Helper (@helper) ag_…"."""
+    return AGENT_ID.sub(
+        lambda m: f"{names[m.group()]} {m.group()}" if m.group() in names else m.group(), text
+    )
+
+
+def raw_row(raw: bytes) -> dict:
+    """An entry's JSON as stored, and pretty-printed for reading; long ones fold."""
+    text = raw.decode(errors="replace")
+    try:
+        pretty = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        pretty = text
+    return {"raw": text, "pretty": pretty, "long": len(text) > FOLD_CHARS}
 
 
 @admin.register(Thread)
@@ -25,9 +58,10 @@ class ThreadAdmin(admin.ModelAdmin):
         "id",
         "house",
         "status",
-        "status_message",
+        "status_said",
         "status_rev",
-        "last_entry_ts",
+        "last_entry",
+        "chat_seq",
         "archived_at",
         "raw_entries",
     ]
@@ -42,7 +76,9 @@ class ThreadAdmin(admin.ModelAdmin):
         "id",
         "created_at",
         "status_rev",
-        "last_entry_ts",
+        "last_entry",
+        "chat_seq",
+        "last_chat",
         "run_offset",
         "director_offset",
         "director_tail",
@@ -50,6 +86,37 @@ class ThreadAdmin(admin.ModelAdmin):
     ]
     list_select_related = ["house"]
     actions = ["recompute_status"]
+    # The stored epoch milliseconds are for sorting; people read dates.
+    exclude = [
+        "last_entry_ts",
+        "last_chat_id",
+        "last_chat_author_id",
+        "last_chat_text",
+        "last_chat_ts",
+    ]
+
+    def changelist_view(self, request, extra_context=None):
+        # Status messages name agents by id: one query for every name on the page.
+        token = PAGE_NAMES.set(all_agent_names())
+        try:
+            return super().changelist_view(request, extra_context)
+        finally:
+            PAGE_NAMES.reset(token)
+
+    @admin.display(description="last entry", ordering="last_entry_ts")
+    def last_entry(self, obj):
+        return when(obj.last_entry_ts) or "—"
+
+    @admin.display(description="status message")
+    def status_said(self, obj):
+        return with_names(obj.status_message, PAGE_NAMES.get(None) or all_agent_names())
+
+    @admin.display(description="last message")
+    def last_chat(self, obj):
+        if not obj.last_chat_id:
+            return "—"
+        author = with_names(obj.last_chat_author_id, all_agent_names())
+        return f"{author}, {when(obj.last_chat_ts):%Y-%m-%d %H:%M:%S %Z}: {obj.last_chat_text}"
 
     @admin.action(description="Recompute status")
     def recompute_status(self, request, queryset):
@@ -81,14 +148,17 @@ class ThreadAdmin(admin.ModelAdmin):
         except errors.StreamError as exc:
             messages.error(request, f"Could not read from {offset!r}: {exc}")
             page = None
+        names = house_names(thread.house_id)
         rows = []
         for raw in (page.messages or ()) if page else ():
+            row = raw_row(raw)
             try:
                 entry = decode_entry(raw)
             except EntryError as exc:
-                rows.append({"raw": raw.decode(errors="replace"), "error": str(exc)})
+                rows.append(row | {"error": str(exc)})
                 continue
-            rows.append({"entry": entry, "raw": raw.decode(errors="replace")})
+            author = names.get(entry.authorId) if entry.authorId else None
+            rows.append(row | {"entry": entry, "when": when(entry.ts), "author": author})
         gone = tombstoned_ids(r["entry"] for r in rows if "entry" in r)
         for row in rows:
             row["tombstoned"] = "entry" in row and row["entry"].id in gone
