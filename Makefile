@@ -8,7 +8,8 @@ NODE_STAMP := node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test bench deps system-deps lint test-unit test-stack conformance test-e2e clean FORCE
+.PHONY: run test bench deps system-deps lint test-unit test-stack conformance test-e2e clean FORCE \
+	screenshots
 
 $(PY_STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -78,6 +79,11 @@ bench: deps system-dep-postgresql system-dep-bubblewrap
 	$(PY) -m bench.now
 	$(PY) -m bench.fanout
 	$(PY) -m bench.dispatch
+
+# The README's pictures: a fresh demo in a throw-away ARBE_VAR_DIR, Daphne on a free loopback
+# port, one bot reply, PNGs by Playwright on Debian's Chromium into docs/screenshots/.
+screenshots: deps
+	$(PY) scripts/screenshots.py
 
 clean:
 	rm -rf var/test*.sqlite3 .pytest_cache .ruff_cache

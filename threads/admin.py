@@ -11,6 +11,8 @@ from django.contrib import admin, messages
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.html import format_html
 
 from houses.fragments import AGENT_ID, when
@@ -39,6 +41,11 @@ def with_names(text: str, names: dict[str, str]) -> str:
     return AGENT_ID.sub(
         lambda m: f"{names[m.group()]} {m.group()}" if m.group() in names else m.group(), text
     )
+
+
+def shown_date(moment) -> str:
+    """A date as the admin shows its own (``DATETIME_FORMAT``), in the site's time zone."""
+    return date_format(timezone.localtime(moment), "DATETIME_FORMAT") if moment else "—"
 
 
 def raw_row(raw: bytes) -> dict:
@@ -75,6 +82,8 @@ class ThreadAdmin(admin.ModelAdmin):
     readonly_fields = [
         "id",
         "created_at",
+        "status",
+        "status_message",
         "status_rev",
         "last_entry",
         "chat_seq",
@@ -84,16 +93,36 @@ class ThreadAdmin(admin.ModelAdmin):
         "director_tail",
         "raw_entries",
     ]
+    # The status record and the chat cache are folds of the log: read here, written only by
+    # their guarded paths (the "Recompute status" action, ``manage.py rebuild_chat_cache``).
+    # Stored epoch milliseconds are for sorting; people read dates.
+    fieldsets = [
+        (None, {"fields": ["title", "house", "id", "created_by", "created_at"]}),
+        (
+            "From the log",
+            {
+                "fields": [
+                    "status",
+                    "status_message",
+                    "status_rev",
+                    "last_entry",
+                    "chat_seq",
+                    "last_chat",
+                    "raw_entries",
+                ]
+            },
+        ),
+        ("Lifecycle", {"fields": ["archived_at", "parent"]}),
+        (
+            "Director and runs",
+            {
+                "classes": ["collapse"],
+                "fields": ["director_offset", "director_tail", "run_offset"],
+            },
+        ),
+    ]
     list_select_related = ["house"]
     actions = ["recompute_status"]
-    # The stored epoch milliseconds are for sorting; people read dates.
-    exclude = [
-        "last_entry_ts",
-        "last_chat_id",
-        "last_chat_author_id",
-        "last_chat_text",
-        "last_chat_ts",
-    ]
 
     def changelist_view(self, request, extra_context=None):
         # Status messages name agents by id: one query for every name on the page.
@@ -105,7 +134,7 @@ class ThreadAdmin(admin.ModelAdmin):
 
     @admin.display(description="last entry", ordering="last_entry_ts")
     def last_entry(self, obj):
-        return when(obj.last_entry_ts) or "—"
+        return shown_date(when(obj.last_entry_ts))
 
     @admin.display(description="status message")
     def status_said(self, obj):
@@ -116,7 +145,7 @@ class ThreadAdmin(admin.ModelAdmin):
         if not obj.last_chat_id:
             return "—"
         author = with_names(obj.last_chat_author_id, all_agent_names())
-        return f"{author}, {when(obj.last_chat_ts):%Y-%m-%d %H:%M:%S %Z}: {obj.last_chat_text}"
+        return f"{author}, {shown_date(when(obj.last_chat_ts))}: {obj.last_chat_text}"
 
     @admin.action(description="Recompute status")
     def recompute_status(self, request, queryset):
