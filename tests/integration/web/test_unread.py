@@ -36,7 +36,7 @@ def test_chat_counts_as_unread_for_others_but_not_for_its_author(world):
     owner_row = house_row(world, world.owner)
     assert 'class="unread" title="2 unread messages">2<' in owner_row
     assert "has-unread" in owner_row
-    assert '<span class="last-author">ari</span> second line with **bold**' in owner_row
+    assert '<span class="last-author">ari:</span> second line with **bold**' in owner_row
     assert "data-relative" in owner_row and "<time datetime=" in owner_row
     assert 'class="unread"' not in house_row(world, world.author)
 
