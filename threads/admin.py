@@ -62,14 +62,12 @@ def raw_row(raw: bytes) -> dict:
 class ThreadAdmin(admin.ModelAdmin):
     list_display = [
         "title",
-        "id",
         "house",
         "status",
         "status_said",
         "status_rev",
         "last_entry",
-        "chat_seq",
-        "archived_at",
+        "chats",
         "raw_entries",
     ]
     list_filter = [
@@ -86,7 +84,7 @@ class ThreadAdmin(admin.ModelAdmin):
         "status_message",
         "status_rev",
         "last_entry",
-        "chat_seq",
+        "chats",
         "last_chat",
         "run_offset",
         "director_offset",
@@ -106,7 +104,7 @@ class ThreadAdmin(admin.ModelAdmin):
                     "status_message",
                     "status_rev",
                     "last_entry",
-                    "chat_seq",
+                    "chats",
                     "last_chat",
                     "raw_entries",
                 ]
@@ -124,6 +122,9 @@ class ThreadAdmin(admin.ModelAdmin):
     list_select_related = ["house"]
     actions = ["recompute_status"]
 
+    class Media:
+        css = {"all": ["arbe/admin.css"]}
+
     def changelist_view(self, request, extra_context=None):
         # Status messages name agents by id: one query for every name on the page.
         token = PAGE_NAMES.set(all_agent_names())
@@ -136,6 +137,10 @@ class ThreadAdmin(admin.ModelAdmin):
     def last_entry(self, obj):
         return shown_date(when(obj.last_entry_ts))
 
+    @admin.display(description="chats", ordering="chat_seq")
+    def chats(self, obj):
+        return obj.chat_seq
+
     @admin.display(description="status message")
     def status_said(self, obj):
         return with_names(obj.status_message, PAGE_NAMES.get(None) or all_agent_names())
@@ -145,7 +150,7 @@ class ThreadAdmin(admin.ModelAdmin):
         if not obj.last_chat_id:
             return "—"
         author = with_names(obj.last_chat_author_id, all_agent_names())
-        return f"{author}, {shown_date(when(obj.last_chat_ts))}: {obj.last_chat_text}"
+        return f"“{obj.last_chat_text}” — {author}, {shown_date(when(obj.last_chat_ts))}"
 
     @admin.action(description="Recompute status")
     def recompute_status(self, request, queryset):
