@@ -3,6 +3,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+# The admin's tables (threads, raw entries) need the width more than a second app menu.
+admin.site.enable_nav_sidebar = False
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("login/", auth_views.LoginView.as_view(), name="login"),

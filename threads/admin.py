@@ -43,9 +43,9 @@ def with_names(text: str, names: dict[str, str]) -> str:
     )
 
 
-def shown_date(moment) -> str:
-    """A date as the admin shows its own (``DATETIME_FORMAT``), in the site's time zone."""
-    return date_format(timezone.localtime(moment), "DATETIME_FORMAT") if moment else "—"
+def shown_date(moment, fmt: str = "j M Y, H:i:s") -> str:
+    """A date in the site's time zone, to the second (entries are often seconds apart)."""
+    return date_format(timezone.localtime(moment), fmt) if moment else "—"
 
 
 def raw_row(raw: bytes) -> dict:
@@ -135,7 +135,7 @@ class ThreadAdmin(admin.ModelAdmin):
 
     @admin.display(description="last entry", ordering="last_entry_ts")
     def last_entry(self, obj):
-        return shown_date(when(obj.last_entry_ts))
+        return shown_date(when(obj.last_entry_ts), "j M Y, H:i")
 
     @admin.display(description="chats", ordering="chat_seq")
     def chats(self, obj):
