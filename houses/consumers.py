@@ -3,7 +3,9 @@
 ``threads.status_sync.announce`` sends ``thread.status`` after a status write and
 ``threads.recency`` sends ``thread.row`` after a new entry or a new thread; the row
 is re-rendered from the database row, which stays the truth if an event is lost.
-Rows are rendered per connection (they carry the person's unread count), and
+Every (re)connect starts with the whole list, fresh, so a page catches up on what
+it missed between its render and the socket, or while offline. Rows are rendered
+per connection (they carry the person's unread count), and
 ``threads.unread.mark_read`` sends ``thread.read`` to every house page of the
 person who read, so a thread opened in one tab clears in the others.
 Non-members are closed with 4404.
@@ -14,7 +16,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
 from houses.access import access_house
-from houses.fragments import row_fragment
+from houses.fragments import list_fragment, row_fragment
 from threads.consumers import NOT_A_MEMBER, user_group
 from threads.unread import reads_group
 
@@ -41,6 +43,10 @@ class HouseConsumer(AsyncWebsocketConsumer):
         await self.channel_layer.group_add(f"house-{self.house_id}", self.channel_name)
         await self.channel_layer.group_add(user_group(self.user.pk), self.channel_name)
         await self.channel_layer.group_add(reads_group(self.user.pk), self.channel_name)
+        # Subscribed first, then the snapshot: nothing falls between the page and the socket.
+        await self.send(
+            text_data=await database_sync_to_async(list_fragment)(self.house_id, self.user)
+        )
 
     async def thread_status(self, event):
         # Rendered per connection: the row carries this person's unread count.

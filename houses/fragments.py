@@ -56,3 +56,17 @@ def row_fragment(house_id: int, thread_id: str, user=None, *, move: bool = True)
     (row,) = thread_rows([thread], house_names(house_id), user)
     template = "houses/_thread_row_oob.html" if move else "houses/_thread_row_swap.html"
     return render_to_string(template, {"row": row})
+
+
+def live_threads(house_id: int):
+    """A house's live threads, newest activity first (the house page's order)."""
+    return Thread.objects.filter(house_id=house_id, archived_at__isnull=True).order_by(
+        "-last_entry_ts", "-created_at"
+    )
+
+
+def list_fragment(house_id: int, user) -> str:
+    """The whole list, fresh, for a socket that just (re)connected: whatever happened
+    between the page's render (or the last frame before a drop) and now is caught up."""
+    rows = thread_rows(live_threads(house_id), house_names(house_id), user)
+    return render_to_string("houses/_thread_list.html", {"rows": rows, "oob": True})

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from houses.access import access_house, access_owned_house, houses_of
 from houses.forms import AddBotForm, AddMemberForm, InviteForm, NewThreadForm
-from houses.fragments import thread_rows
+from houses.fragments import live_threads, thread_rows
 from houses.invites import live_invites
 from houses.membership import (
     LastOwnerError,
@@ -34,9 +34,7 @@ def home(request):
 @login_required
 def house_page(request, slug):
     access = access_house(request.user, slug)
-    threads = access.house.threads.filter(archived_at__isnull=True).order_by(
-        "-last_entry_ts", "-created_at"
-    )
+    threads = live_threads(access.house.pk)
     return render(
         request,
         "houses/house.html",

@@ -5,7 +5,7 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.integration.web.conftest import frame_with, open_socket
+from tests.integration.web.conftest import frame_with, house_socket, open_socket
 from threads.lifecycle import create_thread
 from threads.models import Thread, ThreadRead
 from threads.unread import rebuild_chat_cache
@@ -122,7 +122,7 @@ def test_house_page_queries_do_not_grow_with_threads_or_unread(world):
 
 async def test_reading_in_one_tab_clears_the_house_page_in_another(world):
     await sync_to_async(post)(world, world.author, "psst")
-    socket = await open_socket(f"/ws/houses/{world.house.slug}/", world.owner)
+    socket = await house_socket(world.house.slug, world.owner)
     client = await sync_to_async(world.client_for)(world.owner)
     await sync_to_async(client.get)(f"/threads/{world.thread.id}/")
     text = await frame_with(socket, f'id="thread-{world.thread.id}"')
@@ -131,8 +131,8 @@ async def test_reading_in_one_tab_clears_the_house_page_in_another(world):
 
 
 async def test_house_rows_carry_each_viewers_own_count(world):
-    owner = await open_socket(f"/ws/houses/{world.house.slug}/", world.owner)
-    author = await open_socket(f"/ws/houses/{world.house.slug}/", world.author)
+    owner = await house_socket(world.house.slug, world.owner)
+    author = await house_socket(world.house.slug, world.author)
     await sync_to_async(post)(world, world.author, "news", world.other_thread)
     owner_text = await frame_with(owner, f'id="thread-{world.other_thread.id}"')
     author_text = await frame_with(author, f'id="thread-{world.other_thread.id}"')
@@ -152,3 +152,15 @@ async def test_an_open_thread_page_reads_chat_as_it_lands(world):
     await page.disconnect()
     await sync_to_async(post)(world, world.author, "after leaving")
     assert 'class="unread"' in await sync_to_async(house_row)(world, world.owner)
+
+
+async def test_every_connect_starts_with_the_whole_list_fresh(world):
+    """What happened between the page's render and its socket (or while offline) is caught up."""
+    await sync_to_async(post)(world, world.author, "while you were away")
+    socket = await open_socket(f"/ws/houses/{world.house.slug}/", world.owner)
+    snapshot = await socket.receive_from(10)
+    assert snapshot.startswith('<ul id="threads" class="threads" hx-swap-oob="true">')
+    row = row_html(snapshot, world.thread.id)
+    assert "while you were away" in row and 'class="unread"' in row
+    assert f'id="thread-{world.other_thread.id}"' in snapshot
+    await socket.disconnect()
