@@ -82,7 +82,7 @@ bench: deps system-dep-postgresql system-dep-bubblewrap
 
 # The README's pictures: a fresh demo in a throw-away ARBE_VAR_DIR, Daphne on a free loopback
 # port, one bot reply, PNGs by Playwright on Debian's Chromium into docs/screenshots/.
-screenshots: deps
+screenshots: deps system-dep-chromium
 	$(PY) scripts/screenshots.py
 
 clean:
