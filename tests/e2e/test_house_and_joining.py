@@ -1,10 +1,4 @@
-"""The house page's unread counts, live across people and tabs; joining by invite; error pages.
-
-Threads are started through the live server, never in this process: the embedded stream
-client runs a loop thread, and a live server forked after it exists (the next test class's)
-would inherit a client bound to a thread it doesn't have. One test per class: each class
-forks its own server, and a server's second test here found the sessions made for it missing.
-"""
+"""The house page's unread counts, live across people and tabs; joining by invite; error pages."""
 
 import re
 
@@ -14,11 +8,12 @@ from django.test import Client
 from playwright.sync_api import expect
 
 from tests.factories import make_house, make_user
+from threads.lifecycle import create_thread
 
 WAIT = 15_000  # ms
 
 
-class LiveHouse(ChannelsLiveServerTestCase):
+class HouseAndJoiningTests(ChannelsLiveServerTestCase):
     serve_static = False  # the app serves its own static files
 
     @pytest.fixture(autouse=True)
@@ -28,6 +23,7 @@ class LiveHouse(ChannelsLiveServerTestCase):
     def setUp(self):
         self.owner, self.member = make_user("olive"), make_user("mia")
         self.house = make_house("h", owner=self.owner, members=[self.member], name="Harbour")
+        self.thread = create_thread(house=self.house, title="Plans", by=self.owner.agent)
         self.contexts = []
 
     def tearDown(self):
@@ -52,38 +48,25 @@ class LiveHouse(ChannelsLiveServerTestCase):
             expect(page.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
         return page, response
 
-    @staticmethod
-    def csrf(page) -> dict:
-        token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
-        return {"X-CSRFToken": token}
-
-    def start_thread(self, page, title="Plans") -> str:
-        """Start a thread as the page's person, through the live server's API."""
-        response = page.request.post(
-            "/api/houses/h/threads", data={"title": title}, headers=self.csrf(page)
-        )
-        assert response.status == 201, response.text()
-        return response.json()["thread"]["id"]
-
-    def post_chat(self, page, thread_id, text):
+    def post_chat(self, page, text):
         """Post as the page's person, through the API the compose box uses."""
+        token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
         response = page.request.post(
-            f"/api/threads/{thread_id}/entries", form={"text": text}, headers=self.csrf(page)
+            f"/api/threads/{self.thread.id}/entries",
+            form={"text": text},
+            headers={"X-CSRFToken": token},
         )
         assert response.status == 201, response.text()
 
-
-class UnreadTests(LiveHouse):
     def test_unread_is_set_live_and_cleared_in_every_tab_when_the_thread_is_opened(self):
         owner = self.new_context(self.owner)
         house_tab, _ = self.open(owner, "/houses/h/")
         other_tab, _ = self.open(owner, "/houses/h/")
         member_page, _ = self.open(self.new_context(self.member), "/houses/h/")
-        thread_id = self.start_thread(house_tab)
-        row = f"#thread-{thread_id}"
+        row = f"#thread-{self.thread.id}"
         expect(house_tab.locator(f"{row} .last-chat")).to_have_text("No messages yet")
 
-        self.post_chat(member_page, thread_id, "Are we shipping today?")
+        self.post_chat(member_page, "Are we shipping today?")
         for tab in (house_tab, other_tab):
             expect(tab.locator(f"{row} .unread")).to_have_text(re.compile(r"^1\b"), timeout=WAIT)
             expect(tab.locator(f"{row} .last-chat")).to_have_text("mia: Are we shipping today?")
@@ -100,15 +83,12 @@ class UnreadTests(LiveHouse):
         expect(house_tab.locator(f"{row} .unread")).to_have_count(0)
 
         # With the thread open in one tab, new chat is read as it lands.
-        self.post_chat(member_page, thread_id, "Tagging the release now.")
+        self.post_chat(member_page, "Tagging the release now.")
         expect(house_tab.locator(f"{row} .last-chat")).to_contain_text("Tagging", timeout=WAIT)
         expect(house_tab.locator(f"{row} .unread")).to_have_count(0)
 
-
-class InviteTests(LiveHouse):
     def test_a_visitor_signs_up_through_an_invite_link_and_lands_in_the_house(self):
         owner, _ = self.open(self.new_context(self.owner), "/houses/h/members/")
-        thread_id = self.start_thread(owner)
         owner.select_option("select[name=days]", "1")
         owner.get_by_role("button", name="Make invite link").click()
         link = owner.locator("#invite-link").input_value()
@@ -127,14 +107,12 @@ class InviteTests(LiveHouse):
         visitor.get_by_role("button", name="Create account and join").click()
         expect(visitor).to_have_url(f"{self.live_server_url}/houses/h/")
         expect(visitor.locator(".flash")).to_contain_text("Welcome to Harbour, newcomer.")
-        expect(visitor.locator(f"#thread-{thread_id}")).to_contain_text("Plans")
+        expect(visitor.locator(f"#thread-{self.thread.id}")).to_contain_text("Plans")
 
         owner.goto("/houses/h/members/")
         expect(owner.locator(".members").first).to_contain_text("newcomer")
         expect(owner.locator(".invite-list")).to_contain_text("1 joined")
 
-
-class ErrorPageTests(LiveHouse):
     def test_error_pages_keep_the_layout_and_offer_a_way_back(self):
         member = self.new_context(self.member)
         page, response = self.open(member, "/houses/h/members/")
