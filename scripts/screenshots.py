@@ -135,14 +135,13 @@ def take(base_url: str, env: dict, out: Path) -> None:
         owner_page.goto(f"/threads/{welcome}/")
         owner_page.wait_for_load_state("networkidle")
         demo.say(owner, welcome, "@helper what can you do in this house?")
-        owner_page.wait_for_function(
-            "document.body.innerText.includes('I can echo')", timeout=REPLY_WAIT_MS
-        )
+        # A locator, not a JS predicate: the pages' CSP refuses eval.
+        owner_page.get_by_text("I can echo").first.wait_for(timeout=REPLY_WAIT_MS)
         shoot(owner_page, out, "thread.png")
 
         phone, phone_page = demo.context("member", viewport=PHONE, is_mobile=True, has_touch=True)
         phone_page.goto(f"/threads/{welcome}/")
-        phone_page.wait_for_function("document.body.innerText.includes('I can echo')")
+        phone_page.get_by_text("I can echo").first.wait_for(timeout=REPLY_WAIT_MS)
         shoot(phone_page, out, "thread-phone.png")
 
         owner_page.goto("/houses/demo/")
