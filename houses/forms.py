@@ -1,6 +1,6 @@
 from django import forms
 
-from houses.models import HANDLE_PATTERN, Agent, Membership
+from houses.models import HANDLE_PATTERN, INVITE_DAYS, Agent, Membership
 
 
 class NewThreadForm(forms.Form):
@@ -29,3 +29,9 @@ class AddBotForm(forms.Form):
 
 class BotInvolvementForm(forms.Form):
     involvement = forms.ChoiceField(choices=Agent.Involvement.choices)
+
+
+class InviteForm(forms.Form):
+    days = forms.TypedChoiceField(
+        choices=list(INVITE_DAYS.items()), coerce=int, initial=7, label="Expires after"
+    )

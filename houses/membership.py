@@ -45,6 +45,18 @@ def add_member(house: House, user, role: str = Membership.Role.MEMBER) -> Member
     return membership
 
 
+def join_house(house: House, user) -> tuple[Membership, bool]:
+    """``user`` in ``house`` as a member unless already in it (their role is kept).
+
+    Returns the membership and whether it is new. Joining appends nothing: house
+    membership is not part of any thread's log (docs/decisions.md, "Joining").
+    """
+    agent_for_user(user)
+    return Membership.objects.get_or_create(
+        house=house, user=user, defaults={"role": Membership.Role.MEMBER}
+    )
+
+
 @transaction.atomic
 def set_role(membership: Membership, role: str) -> Membership:
     owners = _locked_owners(membership.house)

@@ -170,3 +170,33 @@ class ApiToken(models.Model):
         if self.revoked_at is None:
             self.revoked_at = timezone.now()
             self.save(update_fields=["revoked_at"])
+
+
+INVITE_DAYS = {1: "1 day", 7: "7 days", 30: "30 days"}
+
+
+class HouseInvite(models.Model):
+    """A link that lets people join a house until it expires or an owner revokes it.
+
+    Only the token's SHA-256 digest is kept; the link is shown to its maker once.
+    """
+
+    house = models.ForeignKey(House, on_delete=models.CASCADE, related_name="invites")
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    joined_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"invite to {self.house} (expires {self.expires_at:%Y-%m-%d %H:%M})"
+
+    @property
+    def is_usable(self) -> bool:
+        return self.revoked_at is None and self.expires_at > timezone.now()

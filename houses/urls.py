@@ -1,6 +1,6 @@
 from django.urls import path
 
-from houses import api, views
+from houses import api, joining, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -22,6 +22,14 @@ urlpatterns = [
         name="bot-involvement",
     ),
     path("houses/<slug:slug>/bots/<str:handle>/check", views.check_bot_form, name="check-bot"),
+    # Invite links (houses.joining)
+    path("join/<str:token>", joining.join, name="join"),
+    path("houses/<slug:slug>/invites/new", joining.new_invite, name="new-invite"),
+    path(
+        "houses/<slug:slug>/invites/<int:pk>/revoke",
+        joining.revoke_invite_form,
+        name="revoke-invite",
+    ),
     path("api/houses", api.houses, name="api-houses"),
     path("api/houses/<slug:slug>", api.house, name="api-house"),
     path("api/houses/<slug:slug>/members", api.members, name="api-members"),

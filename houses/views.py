@@ -10,8 +10,9 @@ from django.views.decorators.http import require_POST
 from arbe_site.concurrency import in_thread
 from dispatch.botcheck import check_bot
 from houses.access import access_house, access_owned_bot, access_owned_house, houses_of
-from houses.forms import AddBotForm, AddMemberForm, BotInvolvementForm, NewThreadForm
-from houses.fragments import thread_rows
+from houses.forms import AddBotForm, AddMemberForm, BotInvolvementForm, InviteForm, NewThreadForm
+from houses.fragments import live_threads, thread_rows
+from houses.invites import live_invites
 from houses.membership import (
     LastOwnerError,
     add_bot,
@@ -37,16 +38,14 @@ def home(request):
 @login_required
 def house_page(request, slug):
     access = access_house(request.user, slug)
-    threads = access.house.threads.filter(archived_at__isnull=True).order_by(
-        "-last_entry_ts", "-created_at"
-    )
+    threads = live_threads(access.house.pk)
     return render(
         request,
         "houses/house.html",
         {
             "house": access.house,
             "membership": access.membership,
-            "rows": thread_rows(threads, house_names(access.house.pk)),
+            "rows": thread_rows(threads, house_names(access.house.pk), request.user),
             "form": NewThreadForm(),
         },
     )
@@ -82,6 +81,8 @@ def members_page(request, slug):
             "member_form": AddMemberForm(),
             "bot_form": AddBotForm(),
             "involvements": Agent.Involvement.choices,
+            "invites": live_invites(house),  # invite links (houses.joining)
+            "invite_form": InviteForm(),
         },
     )
 
