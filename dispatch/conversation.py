@@ -15,7 +15,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from dispatch.director import StartReply
+from dispatch.decide import StartReply
 from houses.models import Agent
 from threads.entries import (
     Chat,

@@ -30,6 +30,16 @@ BOT_CHAIN = "The bots have talked among themselves long enough; a person's messa
 
 
 @dataclass(frozen=True)
+class StartReply:
+    """A pass asks for this bot's reply to these messages."""
+
+    thread_id: str
+    agent_id: str
+    entry_ids: list[str]
+    round: int
+
+
+@dataclass(frozen=True)
 class BotInfo:
     id: str
     handle: str

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dispatch.decide import BotInfo, Speakers, decide
+from dispatch.decide import BotInfo, Speakers, StartReply, decide
 from houses.models import Agent
 from threads.current import entries_for_view
 from threads.entries import (
@@ -43,23 +43,6 @@ from threads.reading import read_entries
 from threads.recency import stream_writer
 
 TAIL_LIMIT = 50
-
-
-@dataclass(frozen=True)
-class StartReply:
-    """The pass asks for this bot's reply to these messages."""
-
-    thread_id: str
-    agent_id: str
-    entry_ids: list[str]
-    round: int
-
-
-def wake(thread_id: str) -> None:
-    """Ask for a director pass over ``thread_id``; returns at once."""
-    from dispatch.backstage import wake as send_wake
-
-    send_wake(thread_id)
 
 
 def house_bots(house_id: int) -> list[BotInfo]:

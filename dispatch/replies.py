@@ -21,7 +21,7 @@ from django.conf import settings
 from arbe_site.concurrency import in_thread
 from arbe_site.ids import time_ordered_id
 from dispatch.conversation import Conversation, load_conversation, new_messages
-from dispatch.director import StartReply
+from dispatch.decide import StartReply
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for, spend_of
 from dispatch.pi.process import PiConfig, PiError, PiSession
 from dispatch.pi.providers import config_problem

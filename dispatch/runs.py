@@ -85,7 +85,7 @@ class SandboxWriter:
     """Appends to one stream through ``/api/stream/<name>`` with the run's JWT."""
 
     def __init__(self, claim: Claim, stream: str):
-        from arbe_site.asgi import application
+        from django.core.asgi import get_asgi_application
 
         token = sandbox_tokens.mint(
             agent_id=claim.agent_id,
@@ -95,9 +95,9 @@ class SandboxWriter:
             dispatch=claim.run_id,
             ttl_s=settings.DISPATCH_REPLY_CAP_S + 300,
         )
-        # In-process, through the same ASGI app a sandbox on the network would reach.
+        # In-process, through the same Django view a sandbox on the network would reach.
         self.client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=application),
+            transport=httpx.ASGITransport(app=get_asgi_application()),
             base_url=settings.ARBE_INTERNAL_URL,
             headers={"Authorization": f"Bearer {token}"},
         )
