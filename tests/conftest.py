@@ -20,6 +20,7 @@ pytest_plugins = [
     "tests.peers.embedded",
     "tests.peers.reference",
     "tests.peers.fake_llm",
+    "tests.peers.posthog_capture",
     "tests.peers.t3_fake",
 ]
 
