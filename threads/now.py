@@ -328,6 +328,18 @@ class NowFold:
         return reply
 
 
+def with_delegated_spend(now: ThreadNow) -> ThreadNow:
+    """While a parent's current work is delegated runs (no reply of its own), its spend is
+    theirs (each run's as its child thread folds it)."""
+    delegated = [r for r in now.runs if r.childThreadId]
+    if now.reply is None and delegated:
+        spend = E.Spend()
+        for run in delegated:
+            spend = add_spend(spend, run.spend)
+        now.spend = spend
+    return now
+
+
 SPEND_FIELDS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 
 
