@@ -127,6 +127,7 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
     messages: list[dict] = []
     narration = Narration()
     trace = observer(session_id=convo.thread.pk, distinct_id=convo.bot.id, name="reply")
+    session.observe(trace.see)
     ended = False
     try:
         prepared = EnvironmentPrepared(agentId=convo.bot.id, isolation=session.isolation)
@@ -140,7 +141,6 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
                     event = await asyncio.wait_for(anext(events), settings.DISPATCH_EVENT_IDLE_S)
                 except StopAsyncIteration:
                     break
-                trace.see(event)
                 for payload in payloads_for(event, dispatch_id, narration):
                     await writer.append(convo.stream, new_entry(payload, author=convo.bot.id))
                 kind = getattr(event, "type", "")

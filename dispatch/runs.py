@@ -158,11 +158,11 @@ async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWrite
     except PiError as exc:
         return False, f"Pi could not start: {short_reason(str(exc))}", messages
     trace = observer(session_id=child.pk, distinct_id=bot.id, name="coding_run")
+    session.observe(trace.see)
     ended = False
     try:
         await session.prompt(claim.task)
         async for event in session.events():
-            trace.see(event)
             payloads = payloads_for(event, claim.run_id, narration)
             if payloads:
                 await sandbox.append(*payloads)

@@ -1,6 +1,7 @@
 """One Pi invocation as a PostHog trace: a generation per model call, a span per tool run.
 
-``TraceObserver.see`` takes Pi's events as they are consumed; ``close`` ends the trace.
+``TraceObserver.see`` takes Pi's events as ``PiSession`` reads them (so timings are Pi's,
+not those of a consumer busy appending entries); ``close`` ends the trace.
 Nothing it reads is content: only usage, cost, model, stop reason, allowlisted tool names,
 timing and a scrubbed error summary reach ``send`` (see docs/traces.md). Data it can't use
 (a tool end without its start, a malformed usage block, a turn cut off by a crash) is left
@@ -68,6 +69,9 @@ class TraceObserver:
         self._at = _now()
 
     def see(self, event) -> None:
+        """One Pi event, as it is read (``PiSession.observe``)."""
+        if self._closed:
+            return
         try:
             self._see(event)
         except Exception:
