@@ -1,12 +1,14 @@
 """The one PostHog client of a process, or none: off unless ``POSTHOG_API_KEY`` is set.
 
 The SDK queues events and a background thread posts them, so ``capture`` never waits on
-the network; the queue is bounded (a full one drops events, never a reply) and the SDK
-flushes it at interpreter exit. ``before_send`` is the allowlist's backstop.
+the network; the queue is bounded (a full one drops events, never a reply) and ``shutdown``
+flushes it at interpreter exit (the SDK's own exit hook only tries briefly). ``before_send``
+is the allowlist's backstop.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from datetime import datetime
@@ -47,6 +49,8 @@ def client():
                 before_send=backstop,
                 on_error=_log_error,
             )
+            if _key is None:
+                atexit.register(shutdown)  # runs before the SDK's hook (last in, first out)
             _key = (key, host or "")
         return _client
 
@@ -66,6 +70,13 @@ def flush() -> None:
     with _lock:
         if _client is not None:
             _client.flush()
+
+
+def shutdown() -> None:
+    """Send what is queued (bounded by the SDK's timeout and retries), then stop."""
+    with _lock:
+        if _client is not None:
+            _client.shutdown()
 
 
 def _log_error(error, items) -> None:
