@@ -43,6 +43,7 @@ class _Open:
     name: str = ""
     parent: str = ""
     first_token: float | None = None
+    pi_started: float | None = None  # Pi's own clock (s), when the message says
 
 
 @dataclass
@@ -53,6 +54,7 @@ class TraceObserver:
     send: Send = client.send
     trace_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     clock: Callable[[], float] = time.monotonic
+    wall: Callable[[], float] = time.time
     _started: float = 0.0
     _at: datetime | None = None
     _turn: int = 0
@@ -101,6 +103,7 @@ class TraceObserver:
         if isinstance(event, MessageStart) and _role(event) == "assistant":
             self._turn += 1
             self._generation = _Open(str(uuid.uuid4()), _now(), self.clock())
+            self._generation.pi_started = self._pi_time(event.message.get("timestamp"))
         elif isinstance(event, MessageUpdate) and self._generation is not None:
             if self._generation.first_token is None and event.assistantMessageEvent.delta:
                 self._generation.first_token = self.clock()
@@ -134,6 +137,9 @@ class TraceObserver:
             latency = None
         else:
             latency = self._since(opened.started)
+            if opened.pi_started is not None:
+                # Pi stamps the request's start: a busy reader can't shorten what that measures.
+                latency = max(latency, round(self.wall() - opened.pi_started, 3))
         props = self._base(opened.span_id, f"turn_{self._turn}", parent=self.trace_id)
         props["$ai_stream"] = True
         if latency is not None:
@@ -182,6 +188,13 @@ class TraceObserver:
         if parent is not None:
             props["$ai_parent_id"] = parent
         return props
+
+    def _pi_time(self, ms: object) -> float | None:
+        """Pi's millisecond timestamp in seconds, if it is one and within the last hour."""
+        if isinstance(ms, bool) or not isinstance(ms, int | float):
+            return None
+        seconds = ms / 1000
+        return seconds if 0 <= self.wall() - seconds <= 3600 else None
 
     def _since(self, started: float) -> float:
         return round(max(self.clock() - started, 0.0), 3)

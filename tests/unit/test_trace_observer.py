@@ -143,3 +143,20 @@ def test_error_summaries_keep_no_paths_quotes_urls_or_ids():
     for leak in ("Zelda", "example", "/home", ".key", "req_abc", "second"):
         assert leak not in summary
     assert allowlist.http_status(text) == 429
+
+
+def test_a_generation_is_timed_from_pis_own_start_stamp():
+    sent = []
+    trace = TraceObserver(
+        session_id="th_1",
+        distinct_id="ag_bot",
+        name="reply",
+        send=lambda name, who, props, at: sent.append(props),
+        clock=lambda: 5.0,  # read late, all in one burst
+        wall=lambda: 1_000.0,
+    )
+    trace.see(MessageStart(message={"role": "assistant", "timestamp": 997_500}))
+    trace.see(MessageEnd(message=assistant()))
+    trace.see(MessageStart(message={"role": "assistant", "timestamp": "soon"}))
+    trace.see(MessageEnd(message=assistant()))
+    assert [props["$ai_latency"] for props in sent] == [2.5, 0.0]
