@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "threads",
     "dispatch",
     "boards",
+    "search",
     "cli",
 ]
 
@@ -107,6 +108,11 @@ PI_ISOLATION = env_str("PI_ISOLATION", "auto")  # auto: bubblewrap when it works
 DISPATCH_MAX_ATTEMPTS = env_int("DISPATCH_MAX_ATTEMPTS", 2)
 DISPATCH_REPLY_CAP_S = env_int("DISPATCH_REPLY_CAP_S", 600)  # a reply may run 10 minutes
 DISPATCH_EVENT_IDLE_S = env_int("DISPATCH_EVENT_IDLE_S", 120)  # silence that ends a reply
+
+# Search: the PostgreSQL text-search configuration of the index and of queries. "simple"
+# lower-cases and keeps every word (code, handles, stop words); "english" stems. Changing
+# it needs `manage.py reindex_search`. SQLite's FTS5 index always works like "simple".
+SEARCH_LANGUAGE = env_str("SEARCH_LANGUAGE", "simple")
 
 # Durable Streams: the embedded server at /v1/stream/ unless DURABLE_STREAMS_URL is set.
 DURABLE_STREAMS_URL = env_str("DURABLE_STREAMS_URL").rstrip("/")

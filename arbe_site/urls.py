@@ -11,4 +11,5 @@ urlpatterns = [
     path("", include("houses.urls")),
     path("", include("dispatch.urls")),
     path("", include("boards.urls")),
+    path("", include("search.urls")),
 ]

@@ -21,6 +21,7 @@ from channels.layers import get_channel_layer
 from django.db import close_old_connections
 from django.db.models import Q
 
+import search.index
 from streams.client import (
     AsyncDurableStreamClient,
     DurableStreamClient,
@@ -146,6 +147,7 @@ def after_append(
     if thread_id is None or not entries:
         return
     locate_chat(thread_id, entries, next_offset)
+    search.index.after_append(thread_id, entries)
     # A status write announces the row itself; otherwise recency does, so the house list
     # follows new entries too.
     throttle.bump(thread_id, max(e.ts for e in entries), announce=not moves_status(entries))

@@ -1,0 +1,337 @@
+"""One interface over the two full-text engines, chosen by ``connection.vendor``.
+
+- PostgreSQL: ``search_doc.sv`` is a stored ``tsvector`` (config ``SEARCH_LANGUAGE``,
+  default ``simple``) behind a GIN index; each term is a ``phraseto_tsquery`` joined with
+  ``&&`` / ``!!``; relevance is ``ts_rank`` over the positive terms; snippets come from
+  ``ts_headline`` on the page's rows only.
+- SQLite: a regular FTS5 table ``search_fts`` whose rowid is ``search_doc.id``, written and
+  deleted beside it; every term is quoted (``"x-ray"``, ``"AND"`` match literally);
+  relevance is ``bm25``; snippets come from ``snippet()``.
+
+Both order newest first by ``id`` (append order) with a keyset cursor, and put the
+viewer's houses in the same statement. Highlights come back between the sentinels
+``\\x02``/``\\x03``: neither engine escapes HTML, so ``search.service`` escapes first and
+swaps in ``<mark>`` after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import connection
+
+from search.models import FTS_TABLE
+from search.query import Term
+
+START, STOP = "\x02", "\x03"
+# Chat is at most 20,000 characters; the cap also keeps a tsvector far below 1 MB.
+MAX_INDEXED_CHARS = 20_000
+RELEVANCE_WINDOW = 200  # "best match" ranks this many at most, then pages by offset
+HEADLINE = f"StartSel={START}, StopSel={STOP}, MaxWords=28, MinWords=12, ShortWord=2, " + (
+    'MaxFragments=2, FragmentDelimiter=" … "'
+)
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A chat entry to index."""
+
+    entry_id: str
+    author_id: str
+    ts: int
+    body: str
+
+
+@dataclass
+class Plan:
+    """A query resolved for one viewer: what the backend runs."""
+
+    house_ids: list[int]
+    positive: list[Term] = field(default_factory=list)
+    negative: list[Term] = field(default_factory=list)
+    authors: list[str] | None = None  # None: anyone
+    not_authors: list[str] = field(default_factory=list)
+    ts_min: int | None = None  # inclusive
+    ts_max: int | None = None  # exclusive
+    relevance: bool = False
+    before_id: int | None = None  # newest first: ids below this
+    offset: int = 0  # relevance: rank position to start at
+    limit: int = 20
+
+
+def clean(text: str) -> str:
+    """What is indexed: the text capped, without the highlight sentinels."""
+    return text[:MAX_INDEXED_CHARS].replace(START, " ").replace(STOP, " ")
+
+
+def placeholders(values: Sequence) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+class SearchBackend:
+    """Index, delete, rebuild and query; every method runs on the default connection."""
+
+    def index(self, thread_id: str, docs: Sequence[Doc]) -> None:
+        raise NotImplementedError
+
+    def delete(self, thread_id: str, entry_ids: Sequence[str]) -> None:
+        raise NotImplementedError
+
+    def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc]) -> None:
+        """Replace a thread's documents with ``docs`` (in log order)."""
+        raise NotImplementedError
+
+    def clear_all(self) -> None:
+        raise NotImplementedError
+
+    def find(self, plan: Plan) -> list[int]:
+        """The ids of up to ``plan.limit`` matching documents, in result order."""
+        raise NotImplementedError
+
+    def snippets(self, plan: Plan, ids: Sequence[int]) -> dict[int, str]:
+        """Highlighted excerpts (sentinel-marked, not escaped) of ``ids``."""
+        raise NotImplementedError
+
+    # Shared SQL ---------------------------------------------------------------------
+
+    def _filters(self, plan: Plan) -> tuple[list[str], list]:
+        where = [f"d.house_id IN ({placeholders(plan.house_ids)})", "t.archived_at IS NULL"]
+        params: list = list(plan.house_ids)
+        if plan.authors is not None:
+            where.append(f"d.author_id IN ({placeholders(plan.authors)})")
+            params += plan.authors
+        if plan.not_authors:
+            where.append(f"d.author_id NOT IN ({placeholders(plan.not_authors)})")
+            params += plan.not_authors
+        if plan.ts_min is not None:
+            where.append("d.ts >= %s")
+            params.append(plan.ts_min)
+        if plan.ts_max is not None:
+            where.append("d.ts < %s")
+            params.append(plan.ts_max)
+        if not plan.relevance and plan.before_id is not None:
+            where.append("d.id < %s")
+            params.append(plan.before_id)
+        return where, params
+
+    def _ids(self, sql: str, params: list) -> list[int]:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return [row[0] for row in cursor.fetchall()]
+
+
+class PostgresBackend(SearchBackend):
+    @property
+    def config(self) -> str:
+        return settings.SEARCH_LANGUAGE
+
+    def _tsquery(self, terms: Sequence[Term], joiner: str = " && ") -> tuple[str, list]:
+        parts = ["phraseto_tsquery(%s::regconfig, %s)"] * len(terms)
+        params = [p for t in terms for p in (self.config, t.text)]
+        return "(" + joiner.join(parts) + ")", params
+
+    def _match(self, plan: Plan) -> tuple[str, list]:
+        """The ``tsquery`` of all terms: positives ANDed, each negative as ``!!``."""
+        parts, params = [], []
+        for term in plan.positive:
+            parts.append("phraseto_tsquery(%s::regconfig, %s)")
+            params += [self.config, term.text]
+        for term in plan.negative:
+            parts.append("!! phraseto_tsquery(%s::regconfig, %s)")
+            params += [self.config, term.text]
+        return "(" + " && ".join(parts) + ")", params
+
+    def index(self, thread_id: str, docs: Sequence[Doc]) -> None:
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO search_doc (entry_id, thread_id, house_id, author_id, ts, body, sv)"
+                " SELECT %s::text, t.id, t.house_id, %s::text, %s::bigint, v.b,"
+                " to_tsvector(%s::regconfig, v.b)"
+                " FROM threads_thread t, (SELECT %s::text AS b) v WHERE t.id = %s"
+                " ON CONFLICT (thread_id, entry_id) DO NOTHING",
+                [
+                    (d.entry_id, d.author_id, d.ts, self.config, clean(d.body), thread_id)
+                    for d in docs
+                ],
+            )
+
+    def delete(self, thread_id: str, entry_ids: Sequence[str]) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "DELETE FROM search_doc WHERE thread_id = %s AND entry_id = ANY(%s)",
+                [thread_id, list(entry_ids)],
+            )
+
+    def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc]) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM search_doc WHERE thread_id = %s", [thread_id])
+            for start in range(0, len(docs), 2000):
+                chunk = docs[start : start + 2000]
+                cursor.execute(
+                    "INSERT INTO search_doc (entry_id, thread_id, house_id, author_id, ts, body,"
+                    " sv) SELECT v.e, %s, %s, v.a, v.ts, v.b, to_tsvector(%s::regconfig, v.b)"
+                    " FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::text[])"
+                    " AS v(e, a, ts, b) ON CONFLICT (thread_id, entry_id) DO NOTHING",
+                    [
+                        thread_id,
+                        house_id,
+                        self.config,
+                        [d.entry_id for d in chunk],
+                        [d.author_id for d in chunk],
+                        [d.ts for d in chunk],
+                        [clean(d.body) for d in chunk],
+                    ],
+                )
+
+    def clear_all(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("TRUNCATE search_doc")
+
+    def find(self, plan: Plan) -> list[int]:
+        where, params = self._filters(plan)
+        match_params: list = []
+        if plan.positive:
+            match, match_params = self._match(plan)
+            where.insert(0, f"d.sv @@ {match}")
+        elif plan.negative:
+            match, match_params = self._tsquery(plan.negative, " || ")
+            where.insert(0, f"NOT (d.sv @@ {match})")
+        sql = (
+            "SELECT d.id FROM search_doc d JOIN threads_thread t ON t.id = d.thread_id"
+            " WHERE " + " AND ".join(where)
+        )
+        if plan.relevance and plan.positive:
+            rank, rank_params = self._tsquery(plan.positive)
+            sql += f" ORDER BY ts_rank(d.sv, {rank}) DESC, d.id DESC LIMIT %s OFFSET %s"
+            return self._ids(sql, match_params + params + rank_params + [plan.limit, plan.offset])
+        sql += " ORDER BY d.id DESC LIMIT %s OFFSET %s"
+        return self._ids(sql, match_params + params + [plan.limit, plan.offset])
+
+    def snippets(self, plan: Plan, ids: Sequence[int]) -> dict[int, str]:
+        if not plan.positive or not ids:
+            return {}
+        query, params = self._tsquery(plan.positive)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, ts_headline(%s::regconfig, body, {query}, %s) FROM search_doc"
+                " WHERE id = ANY(%s)",
+                [self.config, *params, HEADLINE, list(ids)],
+            )
+            return dict(cursor.fetchall())
+
+
+def fts_phrase(term: Term) -> str:
+    """A term as an FTS5 string: always quoted, inner quotes doubled, so nothing the
+    viewer typed is read as FTS5 syntax."""
+    return '"' + term.text.replace('"', '""') + '"'
+
+
+def fts_expression(positive: Sequence[Term], negative: Sequence[Term] = ()) -> str:
+    expression = "(" + " AND ".join(fts_phrase(t) for t in positive) + ")"
+    return expression + "".join(f" NOT {fts_phrase(t)}" for t in negative)
+
+
+class SqliteBackend(SearchBackend):
+    def index(self, thread_id: str, docs: Sequence[Doc]) -> None:
+        with connection.cursor() as cursor:
+            for d in docs:
+                body = clean(d.body)
+                cursor.execute(
+                    "INSERT INTO search_doc (entry_id, thread_id, house_id, author_id, ts, body)"
+                    " SELECT %s, t.id, t.house_id, %s, %s, %s FROM threads_thread t"
+                    " WHERE t.id = %s ON CONFLICT (thread_id, entry_id) DO NOTHING RETURNING id",
+                    [d.entry_id, d.author_id, d.ts, body, thread_id],
+                )
+                row = cursor.fetchone()
+                if row is not None:
+                    # REPLACE: a rowid left behind by a table emptied without this one.
+                    cursor.execute(
+                        f"INSERT OR REPLACE INTO {FTS_TABLE} (rowid, body) VALUES (%s, %s)",
+                        [row[0], body],
+                    )
+
+    def _drop(self, cursor, where: str, params: list) -> None:
+        cursor.execute(
+            f"DELETE FROM {FTS_TABLE} WHERE rowid IN (SELECT id FROM search_doc WHERE {where})",
+            params,
+        )
+        cursor.execute(f"DELETE FROM search_doc WHERE {where}", params)
+
+    def delete(self, thread_id: str, entry_ids: Sequence[str]) -> None:
+        with connection.cursor() as cursor:
+            self._drop(
+                cursor,
+                f"thread_id = %s AND entry_id IN ({placeholders(entry_ids)})",
+                [thread_id, *entry_ids],
+            )
+
+    def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc]) -> None:
+        from search.models import SearchDoc
+
+        with connection.cursor() as cursor:
+            self._drop(cursor, "thread_id = %s", [thread_id])
+        rows = SearchDoc.objects.bulk_create(
+            [
+                SearchDoc(
+                    entry_id=d.entry_id,
+                    thread_id=thread_id,
+                    house_id=house_id,
+                    author_id=d.author_id,
+                    ts=d.ts,
+                    body=clean(d.body),
+                )
+                for d in docs
+            ],
+            batch_size=500,
+        )
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT OR REPLACE INTO {FTS_TABLE} (rowid, body) VALUES (%s, %s)",
+                [(row.pk, row.body) for row in rows],
+            )
+
+    def clear_all(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM {FTS_TABLE}")
+            cursor.execute("DELETE FROM search_doc")
+
+    def find(self, plan: Plan) -> list[int]:
+        where, params = self._filters(plan)
+        if plan.positive:
+            sql = (
+                f"SELECT d.id FROM {FTS_TABLE} f JOIN search_doc d ON d.id = f.rowid"
+                " JOIN threads_thread t ON t.id = d.thread_id"
+                f" WHERE {FTS_TABLE} MATCH %s AND " + " AND ".join(where)
+            )
+            params = [fts_expression(plan.positive, plan.negative), *params]
+            order = "f.rank, d.id DESC" if plan.relevance else "f.rowid DESC"
+        else:
+            sql = "SELECT d.id FROM search_doc d JOIN threads_thread t ON t.id = d.thread_id"
+            if plan.negative:
+                negative = " OR ".join(fts_phrase(t) for t in plan.negative)
+                where.insert(
+                    0, f"d.id NOT IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)"
+                )
+                params = [negative, *params]
+            sql += " WHERE " + " AND ".join(where)
+            order = "d.id DESC"
+        sql += f" ORDER BY {order} LIMIT %s OFFSET %s"
+        return self._ids(sql, [*params, plan.limit, plan.offset])
+
+    def snippets(self, plan: Plan, ids: Sequence[int]) -> dict[int, str]:
+        if not plan.positive or not ids:
+            return {}
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT rowid, snippet({FTS_TABLE}, 0, %s, %s, '…', 24) FROM {FTS_TABLE}"
+                f" WHERE {FTS_TABLE} MATCH %s AND rowid IN ({placeholders(ids)})",
+                [START, STOP, fts_expression(plan.positive), *ids],
+            )
+            return dict(cursor.fetchall())
+
+
+def backend() -> SearchBackend:
+    """The backend for the default database."""
+    return PostgresBackend() if connection.vendor == "postgresql" else SqliteBackend()

@@ -1,0 +1,196 @@
+"""Running a search for a viewer: resolve the query against what they may see, ask the
+backend, and shape one page of results.
+
+Every house in a plan comes from ``houses.access.houses_of``: a house the viewer isn't
+in never appears, ``in:`` resolves only among their houses, and an unknown house or
+handle simply finds nothing (it says nothing about whether it exists).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+from dataclasses import dataclass
+
+from django.db.models import Q
+
+from houses.access import houses_of
+from houses.models import Agent, House
+from search.backends import RELEVANCE_WINDOW, START, STOP, Plan, backend
+from search.models import SearchDoc
+from search.query import BadQuery, Query, day_start_ms, parse_query
+
+SORTS = ("newest", "relevance")
+MAX_LIMIT = 50
+SNIPPET_CHARS = 240
+CURSOR = re.compile(r"^(?:n(?P<id>\d{1,18})|r(?P<offset>\d{1,4}))$")
+
+
+@dataclass(frozen=True)
+class Author:
+    id: str
+    handle: str
+    display: str
+    is_bot: bool
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: int
+    entry_id: str
+    thread_id: str
+    thread_title: str
+    house_slug: str
+    house_name: str
+    author: Author
+    ts: int
+    snippet: str  # HTML: escaped text, matches in <mark>
+
+    @property
+    def url(self) -> str:
+        return f"/threads/{self.thread_id}/#entry-{self.entry_id}"
+
+    @property
+    def when(self) -> dt.datetime:
+        return dt.datetime.fromtimestamp(self.ts / 1000, tz=dt.UTC)
+
+
+@dataclass(frozen=True)
+class Results:
+    query: Query
+    hits: list[Hit]
+    next_cursor: str | None
+    sort: str
+
+
+def run_search(
+    user,
+    viewer_agent_id: str | None,
+    text: str,
+    *,
+    house: House | None = None,
+    sort: str = "newest",
+    cursor: str | None = None,
+    limit: int = 20,
+) -> Results:
+    """One page of results for ``text``; ``house`` (already access-checked) narrows it."""
+    if sort not in SORTS:
+        raise BadQuery("sort: must be 'newest' or 'relevance'.")
+    query = parse_query(text)
+    plan = plan_for(user, viewer_agent_id, query, house)
+    plan.relevance = sort == "relevance" and bool(query.positive)
+    limit = max(1, min(limit, MAX_LIMIT))
+    if cursor:
+        page_from(plan, cursor)
+    if plan.relevance:
+        limit = min(limit, RELEVANCE_WINDOW - plan.offset)
+    if plan.house_ids == [] or plan.authors == [] or limit <= 0 or _empty_range(plan):
+        return Results(query, [], None, sort)
+    engine = backend()
+    plan.limit = limit + 1
+    ids = engine.find(plan)
+    more, ids = len(ids) > limit, ids[:limit]
+    hits = _hits(ids, engine.snippets(plan, ids))
+    next_cursor = None
+    if more and hits:
+        next_cursor = f"r{plan.offset + len(hits)}" if plan.relevance else f"n{ids[-1]}"
+    return Results(query, hits, next_cursor, sort)
+
+
+def plan_for(user, viewer_agent_id: str | None, query: Query, house: House | None) -> Plan:
+    houses = list(houses_of(user).values_list("id", "slug", "name"))
+    if house is not None:
+        houses = [h for h in houses if h[0] == house.pk]
+    if query.houses:
+        wanted = set(query.houses)
+        houses = [h for h in houses if h[1].lower() in wanted or h[2].lower() in wanted]
+    if query.not_houses:
+        unwanted = set(query.not_houses)
+        houses = [h for h in houses if not {h[1].lower(), h[2].lower()} & unwanted]
+    house_ids = [h[0] for h in houses]
+    plan = Plan(house_ids=house_ids, positive=query.positive, negative=query.negative)
+    if query.authors:
+        plan.authors = _agent_ids(query.authors, house_ids, viewer_agent_id)
+    if query.not_authors:
+        plan.not_authors = _agent_ids(query.not_authors, house_ids, viewer_agent_id)
+    if query.before is not None:
+        plan.ts_max = day_start_ms(query.before)
+    if query.after is not None:
+        plan.ts_min = day_start_ms(query.after + dt.timedelta(days=1))
+    return plan
+
+
+def _agent_ids(handles: list[str], house_ids: list[int], viewer: str | None) -> list[str]:
+    """People by handle, bots by handle in the viewer's houses; ``me`` is the viewer."""
+    ids = {viewer} if "me" in handles and viewer else set()
+    names = [h for h in handles if h != "me"]
+    if names and house_ids:
+        found = Agent.objects.filter(
+            Q(kind=Agent.Kind.PERSON) | Q(kind=Agent.Kind.BOT, house_id__in=house_ids),
+            handle__in=names,
+        ).values_list("id", flat=True)
+        ids.update(found)
+    return sorted(ids)
+
+
+def page_from(plan: Plan, cursor: str) -> None:
+    match = CURSOR.match(cursor)
+    if match is None or (match["offset"] is not None) != plan.relevance:
+        raise BadQuery("cursor: not a cursor this search gave out; start again without it.")
+    if plan.relevance:
+        plan.offset = int(match["offset"])
+    else:
+        plan.before_id = int(match["id"])
+
+
+def _empty_range(plan: Plan) -> bool:
+    return plan.ts_min is not None and plan.ts_max is not None and plan.ts_min >= plan.ts_max
+
+
+def _hits(ids: list[int], snippets: dict[int, str]) -> list[Hit]:
+    docs = {
+        d.pk: d
+        for d in SearchDoc.objects.filter(pk__in=ids)
+        .select_related("thread", "house")
+        .only("entry_id", "author_id", "ts", "body", "thread__title", "house__slug", "house__name")
+    }
+    agents = {
+        a.id: Author(a.id, a.handle, a.display_name, a.is_bot)
+        for a in Agent.objects.filter(id__in={d.author_id for d in docs.values()})
+    }
+    hits = []
+    for pk in ids:
+        doc = docs.get(pk)
+        if doc is None:  # deleted between the two queries
+            continue
+        author = agents.get(doc.author_id) or Author(doc.author_id, "unknown", "Unknown", False)
+        hits.append(
+            Hit(
+                id=pk,
+                entry_id=doc.entry_id,
+                thread_id=doc.thread_id,
+                thread_title=doc.thread.title,
+                house_slug=doc.house.slug,
+                house_name=doc.house.name,
+                author=author,
+                ts=doc.ts,
+                snippet=highlight(snippets.get(pk)) if pk in snippets else plain(doc.body),
+            )
+        )
+    return hits
+
+
+def highlight(marked: str) -> str:
+    """Sentinel-marked text as safe HTML: escape everything, then the sentinels become
+    ``<mark>``; an unclosed one is closed."""
+    text = html.escape(marked).replace(START, "<mark>").replace(STOP, "</mark>")
+    opened = text.count("<mark>") - text.count("</mark>")
+    return text + "</mark>" * max(opened, 0)
+
+
+def plain(body: str) -> str:
+    text = " ".join(body.split())
+    if len(text) > SNIPPET_CHARS:
+        text = text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
+    return html.escape(text)
