@@ -16,6 +16,7 @@ swaps in ``<mark>`` after.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ from search.models import FTS_TABLE
 from search.query import Term
 
 START, STOP = "\x02", "\x03"
+CLEAN = re.compile("[\x00\x02\x03]")
 # Chat is at most 20,000 characters; the cap also keeps a tsvector far below 1 MB.
 MAX_INDEXED_CHARS = 20_000
 RELEVANCE_WINDOW = 200  # "best match" ranks this many at most, then pages by offset
@@ -62,8 +64,8 @@ class Plan:
 
 
 def clean(text: str) -> str:
-    """What is indexed: the text capped, without the highlight sentinels."""
-    return text[:MAX_INDEXED_CHARS].replace(START, " ").replace(STOP, " ")
+    """What is indexed: the text capped, without the highlight sentinels or NUL."""
+    return CLEAN.sub(" ", text[:MAX_INDEXED_CHARS])
 
 
 def placeholders(values: Sequence) -> str:
@@ -97,7 +99,11 @@ class SearchBackend:
     # Shared SQL ---------------------------------------------------------------------
 
     def _filters(self, plan: Plan) -> tuple[list[str], list]:
-        where = [f"d.house_id IN ({placeholders(plan.house_ids)})", "t.archived_at IS NULL"]
+        where = [
+            f"d.house_id IN ({placeholders(plan.house_ids)})",
+            # Archived threads are few: a hashed set the planner can't turn into a join order.
+            "d.thread_id NOT IN (SELECT id FROM threads_thread WHERE archived_at IS NOT NULL)",
+        ]
         params: list = list(plan.house_ids)
         if plan.authors is not None:
             where.append(f"d.author_id IN ({placeholders(plan.authors)})")
@@ -198,10 +204,7 @@ class PostgresBackend(SearchBackend):
         elif plan.negative:
             match, match_params = self._tsquery(plan.negative, " || ")
             where.insert(0, f"NOT (d.sv @@ {match})")
-        sql = (
-            "SELECT d.id FROM search_doc d JOIN threads_thread t ON t.id = d.thread_id"
-            " WHERE " + " AND ".join(where)
-        )
+        sql = "SELECT d.id FROM search_doc d WHERE " + " AND ".join(where)
         if plan.relevance and plan.positive:
             rank, rank_params = self._tsquery(plan.positive)
             sql += f" ORDER BY ts_rank(d.sv, {rank}) DESC, d.id DESC LIMIT %s OFFSET %s"
@@ -302,13 +305,12 @@ class SqliteBackend(SearchBackend):
         if plan.positive:
             sql = (
                 f"SELECT d.id FROM {FTS_TABLE} f JOIN search_doc d ON d.id = f.rowid"
-                " JOIN threads_thread t ON t.id = d.thread_id"
                 f" WHERE {FTS_TABLE} MATCH %s AND " + " AND ".join(where)
             )
             params = [fts_expression(plan.positive, plan.negative), *params]
             order = "f.rank, d.id DESC" if plan.relevance else "f.rowid DESC"
         else:
-            sql = "SELECT d.id FROM search_doc d JOIN threads_thread t ON t.id = d.thread_id"
+            sql = "SELECT d.id FROM search_doc d"
             if plan.negative:
                 negative = " OR ".join(fts_phrase(t) for t in plan.negative)
                 where.insert(

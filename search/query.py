@@ -20,6 +20,8 @@ MAX_TERMS = 16
 OPERATORS = ("from", "in", "before", "after")
 WORD = re.compile(r"\w")
 DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+# Control characters are never part of a word; NUL can't even reach PostgreSQL.
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class BadQuery(ValueError):
@@ -63,7 +65,7 @@ def parse_query(text: str, *, today: dt.date | None = None) -> Query:
     if len(text) > MAX_QUERY_CHARS:
         raise BadQuery(f"q: a search may be at most {MAX_QUERY_CHARS} characters.")
     query = Query()
-    for negated, phrase, word in _tokens(text):
+    for negated, phrase, word in _tokens(CONTROL.sub(" ", text)):
         name, sep, value = word.partition(":")
         if not phrase and sep and name.lower() in OPERATORS:
             _filter(query, name.lower(), value, negated, today or dt.datetime.now(dt.UTC).date())

@@ -1,5 +1,6 @@
 """The search index follows every write path, tombstones, and rebuilds from the logs."""
 
+import io
 import json
 import logging
 
@@ -13,7 +14,7 @@ from search import backends
 from search.backends import Plan
 from search.models import FTS_TABLE, SearchDoc
 from search.query import Term
-from tests.factories import make_house, make_user
+from tests.factories import make_house
 from threads.entries import Chat, EntryDeleted
 from threads.lifecycle import create_thread, new_entry
 from threads.projection import chat_projection
@@ -121,7 +122,7 @@ def test_an_index_failure_never_fails_the_append(world, monkeypatch, caplog):
     assert "could not update the search index" in caplog.text
     monkeypatch.undo()
     # The cache is repaired from the log.
-    call_command("reindex_search", stdout=open("/dev/null", "w"), stderr=open("/dev/null", "w"))
+    call_command("reindex_search", stdout=io.StringIO(), stderr=io.StringIO())
     assert set(indexed(world.thread)) == {entry_id}
 
 
@@ -145,7 +146,7 @@ def test_reindex_one_house_leaves_the_others(world):
     post(world, world.owner, there, "over there")
     here = post(world, world.author, world.thread, "over here")
     SearchDoc.objects.filter(entry_id=here).delete()
-    call_command("reindex_search", "--house", "h", stderr=open("/dev/null", "w"))
+    call_command("reindex_search", "--house", "h", stderr=io.StringIO())
     assert SearchDoc.objects.count() == 2
     with pytest.raises(Exception, match="No house"):
         call_command("reindex_search", "--house", "nope")
