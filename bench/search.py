@@ -71,9 +71,16 @@ def setup_django(database_url: str, var_dir: str) -> None:
 
 def make_world():
     """Houses, threads (rows only: the bulk load needs no logs), people, bots, the viewer."""
+    from django.contrib.auth import get_user_model
+
+    from houses.membership import agent_for_user
     from houses.models import Agent, House, Membership
-    from tests.factories import make_user
     from threads.models import Thread
+
+    def make_user(name):  # no password: hashing 200 of them would dominate the set-up
+        user = get_user_model().objects.create(username=name)
+        agent_for_user(user)
+        return user
 
     viewer = make_user("viewer")
     houses = [House.objects.create(slug=f"house{n}", name=f"House {n}") for n in range(HOUSES)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 import time
 
 from threads import entries as E
@@ -68,3 +70,16 @@ def now_lines(answer, names: Names) -> list[str]:
         lines.append(f"  nobody speaks: {now.silence}")
     lines.append(f"  spend: {now.spend.totalTokens} tokens · ${now.spend.costUsd:.4f}")
     return lines
+
+
+MARK = re.compile(r"<mark>(.*?)</mark>", re.S)
+
+
+def hit_line(hit, bold: bool = False) -> str:
+    """A search result: when, where, who, the excerpt (matches bold on a terminal), its ids."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(hit.ts / 1000))
+    text = MARK.sub(r"\033[1m\1\033[0m" if bold else r"\1", hit.snippet)
+    text = html.unescape(text.replace("<mark>", "").replace("</mark>", ""))
+    text = " ".join(text.split())
+    where = f"{hit.house.slug}/{hit.threadTitle}"
+    return f"{when}  {where}  @{hit.author.handle}: {text}  [{hit.threadId} {hit.entryId}]"
