@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 
 from search.models import FTS_TABLE
 from search.query import Term
@@ -50,7 +50,8 @@ class Doc:
 class Plan:
     """A query resolved for one viewer: what the backend runs."""
 
-    house_ids: list[int]
+    # The viewer's houses as SQL: a subquery from ``houses.access.houses_of``, or ids.
+    houses: tuple[str, list]
     positive: list[Term] = field(default_factory=list)
     negative: list[Term] = field(default_factory=list)
     authors: list[str] | None = None  # None: anyone
@@ -61,6 +62,36 @@ class Plan:
     before_id: int | None = None  # newest first: ids below this
     offset: int = 0  # relevance: rank position to start at
     limit: int = 20
+
+
+@dataclass(frozen=True)
+class Row:
+    """One result as the backend reads it: the document, its thread, house and author."""
+
+    id: int
+    entry_id: str
+    thread_id: str
+    thread_title: str
+    house_slug: str
+    house_name: str
+    author_id: str
+    author_handle: str | None  # None: no such agent (any more)
+    author_name: str | None
+    author_kind: str | None
+    ts: int
+    body: str
+    marked: str | None  # the excerpt with sentinel-marked matches (not escaped), if terms
+
+
+# What a page of results reads beside the document; ``page`` is the ids in result order.
+ROW_COLUMNS = (
+    "d.id, d.entry_id, d.thread_id, t.title, h.slug, h.name, d.author_id, a.handle,"
+    " a.display_name, a.kind, d.ts, d.body"
+)
+ROW_JOINS = (
+    " JOIN threads_thread t ON t.id = d.thread_id JOIN houses_house h ON h.id = d.house_id"
+    " LEFT JOIN houses_agent a ON a.id = d.author_id"
+)
 
 
 def clean(text: str) -> str:
@@ -75,10 +106,8 @@ def placeholders(values: Sequence) -> str:
 class SearchBackend:
     """Index, delete, rebuild and query; every method runs on the default connection."""
 
-    def index(self, thread_id: str, docs: Sequence[Doc]) -> None:
-        raise NotImplementedError
-
-    def delete(self, thread_id: str, entry_ids: Sequence[str]) -> None:
+    def apply(self, thread_id: str, docs: Sequence[Doc], gone: Sequence[str]) -> None:
+        """Index ``docs`` and delete the documents of the entries ``gone`` (tombstoned)."""
         raise NotImplementedError
 
     def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc]) -> None:
@@ -88,23 +117,20 @@ class SearchBackend:
     def clear_all(self) -> None:
         raise NotImplementedError
 
-    def find(self, plan: Plan) -> list[int]:
-        """The ids of up to ``plan.limit`` matching documents, in result order."""
-        raise NotImplementedError
-
-    def snippets(self, plan: Plan, ids: Sequence[int]) -> dict[int, str]:
-        """Highlighted excerpts (sentinel-marked, not escaped) of ``ids``."""
+    def page(self, plan: Plan) -> list[Row]:
+        """Up to ``plan.limit`` matching documents, in result order."""
         raise NotImplementedError
 
     # Shared SQL ---------------------------------------------------------------------
 
     def _filters(self, plan: Plan) -> tuple[list[str], list]:
+        house_sql, house_params = plan.houses
         where = [
-            f"d.house_id IN ({placeholders(plan.house_ids)})",
+            f"d.house_id IN ({house_sql})",
             # Archived threads are few: a hashed set the planner can't turn into a join order.
             "d.thread_id NOT IN (SELECT id FROM threads_thread WHERE archived_at IS NOT NULL)",
         ]
-        params: list = list(plan.house_ids)
+        params: list = list(house_params)
         if plan.authors is not None:
             where.append(f"d.author_id IN ({placeholders(plan.authors)})")
             params += plan.authors
@@ -122,10 +148,10 @@ class SearchBackend:
             params.append(plan.before_id)
         return where, params
 
-    def _ids(self, sql: str, params: list) -> list[int]:
+    def _rows(self, sql: str, params: list) -> list[Row]:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            return [row[0] for row in cursor.fetchall()]
+            return [Row(*row) for row in cursor.fetchall()]
 
 
 class PostgresBackend(SearchBackend):
@@ -149,26 +175,38 @@ class PostgresBackend(SearchBackend):
             params += [self.config, term.text]
         return "(" + " && ".join(parts) + ")", params
 
-    def index(self, thread_id: str, docs: Sequence[Doc]) -> None:
-        with connection.cursor() as cursor:
-            cursor.executemany(
+    def apply(self, thread_id: str, docs: Sequence[Doc], gone: Sequence[str]) -> None:
+        statements, params = [], []
+        if docs:
+            statements.append(
                 "INSERT INTO search_doc (entry_id, thread_id, house_id, author_id, ts, body, sv)"
-                " SELECT %s::text, t.id, t.house_id, %s::text, %s::bigint, v.b,"
-                " to_tsvector(%s::regconfig, v.b)"
-                " FROM threads_thread t, (SELECT %s::text AS b) v WHERE t.id = %s"
-                " ON CONFLICT (thread_id, entry_id) DO NOTHING",
-                [
-                    (d.entry_id, d.author_id, d.ts, self.config, clean(d.body), thread_id)
-                    for d in docs
-                ],
+                " SELECT v.e, t.id, t.house_id, v.a, v.ts, v.b, to_tsvector(%s::regconfig, v.b)"
+                " FROM threads_thread t,"
+                " unnest(%s::text[], %s::text[], %s::bigint[], %s::text[]) AS v(e, a, ts, b)"
+                " WHERE t.id = %s ON CONFLICT (thread_id, entry_id) DO NOTHING"
             )
-
-    def delete(self, thread_id: str, entry_ids: Sequence[str]) -> None:
+            params += [
+                self.config,
+                [d.entry_id for d in docs],
+                [d.author_id for d in docs],
+                [d.ts for d in docs],
+                [clean(d.body) for d in docs],
+                thread_id,
+            ]
+        if gone:
+            statements.append("DELETE FROM search_doc WHERE thread_id = %s AND entry_id = ANY(%s)")
+            params += [thread_id, list(gone)]
         with connection.cursor() as cursor:
-            cursor.execute(
-                "DELETE FROM search_doc WHERE thread_id = %s AND entry_id = ANY(%s)",
-                [thread_id, list(entry_ids)],
-            )
+            if connection.in_atomic_block:
+                # Inside the caller's transaction: a savepoint, so a failure here can't
+                # poison it; its commit is the caller's.
+                with transaction.atomic():
+                    cursor.execute("; ".join(statements), params)
+                return
+            # One round trip, its own transaction, committed without waiting for the WAL
+            # flush: the index is a cache of logs that are durable on their own, and a
+            # crash can lose at most the last moment of it (``reindex_search`` repairs).
+            cursor.execute("SET LOCAL synchronous_commit TO OFF; " + "; ".join(statements), params)
 
     def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc]) -> None:
         with connection.cursor() as cursor:
@@ -195,7 +233,9 @@ class PostgresBackend(SearchBackend):
         with connection.cursor() as cursor:
             cursor.execute("TRUNCATE search_doc")
 
-    def find(self, plan: Plan) -> list[int]:
+    def page(self, plan: Plan) -> list[Row]:
+        """One round trip: the matching ids (limited) in a subquery, then their rows and
+        excerpts, so ``ts_headline`` runs on the page only."""
         where, params = self._filters(plan)
         match_params: list = []
         if plan.positive:
@@ -204,25 +244,27 @@ class PostgresBackend(SearchBackend):
         elif plan.negative:
             match, match_params = self._tsquery(plan.negative, " || ")
             where.insert(0, f"NOT (d.sv @@ {match})")
-        sql = "SELECT d.id FROM search_doc d WHERE " + " AND ".join(where)
+        rank_sql, rank_params, order = "0", [], "d.id DESC"
         if plan.relevance and plan.positive:
-            rank, rank_params = self._tsquery(plan.positive)
-            sql += f" ORDER BY ts_rank(d.sv, {rank}) DESC, d.id DESC LIMIT %s OFFSET %s"
-            return self._ids(sql, match_params + params + rank_params + [plan.limit, plan.offset])
-        sql += " ORDER BY d.id DESC LIMIT %s OFFSET %s"
-        return self._ids(sql, match_params + params + [plan.limit, plan.offset])
-
-    def snippets(self, plan: Plan, ids: Sequence[int]) -> dict[int, str]:
-        if not plan.positive or not ids:
-            return {}
-        query, params = self._tsquery(plan.positive)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT id, ts_headline(%s::regconfig, body, {query}, %s) FROM search_doc"
-                " WHERE id = ANY(%s)",
-                [self.config, *params, HEADLINE, list(ids)],
-            )
-            return dict(cursor.fetchall())
+            rank_sql, rank_params = self._tsquery(plan.positive)
+            rank_sql = f"ts_rank(d.sv, {rank_sql})"
+            order = "r DESC, d.id DESC"
+        inner = (
+            f"SELECT d.id, {rank_sql} AS r FROM search_doc d WHERE {' AND '.join(where)}"
+            f" ORDER BY {order} LIMIT %s OFFSET %s"
+        )
+        inner_params = rank_params + match_params + params + [plan.limit, plan.offset]
+        marked, marked_params = "NULL", []
+        if plan.positive:
+            query, marked_params = self._tsquery(plan.positive)
+            marked = f"ts_headline(%s::regconfig, d.body, {query}, %s)"
+            marked_params = [self.config, *marked_params, HEADLINE]
+        sql = (
+            f"SELECT {ROW_COLUMNS}, {marked} FROM ({inner}) page"
+            f" JOIN search_doc d ON d.id = page.id{ROW_JOINS}"
+            f" ORDER BY page.r DESC, page.id DESC"
+        )
+        return self._rows(sql, marked_params + inner_params)
 
 
 def fts_phrase(term: Term) -> str:
@@ -237,8 +279,8 @@ def fts_expression(positive: Sequence[Term], negative: Sequence[Term] = ()) -> s
 
 
 class SqliteBackend(SearchBackend):
-    def index(self, thread_id: str, docs: Sequence[Doc]) -> None:
-        with connection.cursor() as cursor:
+    def apply(self, thread_id: str, docs: Sequence[Doc], gone: Sequence[str]) -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
             for d in docs:
                 body = clean(d.body)
                 cursor.execute(
@@ -254,6 +296,12 @@ class SqliteBackend(SearchBackend):
                         f"INSERT OR REPLACE INTO {FTS_TABLE} (rowid, body) VALUES (%s, %s)",
                         [row[0], body],
                     )
+            if gone:
+                self._drop(
+                    cursor,
+                    f"thread_id = %s AND entry_id IN ({placeholders(gone)})",
+                    [thread_id, *gone],
+                )
 
     def _drop(self, cursor, where: str, params: list) -> None:
         cursor.execute(
@@ -261,14 +309,6 @@ class SqliteBackend(SearchBackend):
             params,
         )
         cursor.execute(f"DELETE FROM search_doc WHERE {where}", params)
-
-    def delete(self, thread_id: str, entry_ids: Sequence[str]) -> None:
-        with connection.cursor() as cursor:
-            self._drop(
-                cursor,
-                f"thread_id = %s AND entry_id IN ({placeholders(entry_ids)})",
-                [thread_id, *entry_ids],
-            )
 
     def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc]) -> None:
         from search.models import SearchDoc
@@ -300,7 +340,31 @@ class SqliteBackend(SearchBackend):
             cursor.execute(f"DELETE FROM {FTS_TABLE}")
             cursor.execute("DELETE FROM search_doc")
 
-    def find(self, plan: Plan) -> list[int]:
+    def page(self, plan: Plan) -> list[Row]:
+        """Ids from FTS5 (driving the query: ``ORDER BY rowid DESC`` follows its index),
+        then their rows, then excerpts for those rows only. Embedded: round trips are free."""
+        ids = self._find(plan)
+        if not ids:
+            return []
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {ROW_COLUMNS}, NULL FROM search_doc d{ROW_JOINS}"
+                f" WHERE d.id IN ({placeholders(ids)})",
+                ids,
+            )
+            rows = {row[0]: Row(*row) for row in cursor.fetchall()}
+            if plan.positive:
+                cursor.execute(
+                    f"SELECT rowid, snippet({FTS_TABLE}, 0, %s, %s, '…', 24) FROM {FTS_TABLE}"
+                    f" WHERE {FTS_TABLE} MATCH %s AND rowid IN ({placeholders(ids)})",
+                    [START, STOP, fts_expression(plan.positive), *ids],
+                )
+                for pk, marked in cursor.fetchall():
+                    if pk in rows:
+                        rows[pk] = replace(rows[pk], marked=marked)
+        return [rows[pk] for pk in ids if pk in rows]
+
+    def _find(self, plan: Plan) -> list[int]:
         where, params = self._filters(plan)
         if plan.positive:
             sql = (
@@ -320,18 +384,9 @@ class SqliteBackend(SearchBackend):
             sql += " WHERE " + " AND ".join(where)
             order = "d.id DESC"
         sql += f" ORDER BY {order} LIMIT %s OFFSET %s"
-        return self._ids(sql, [*params, plan.limit, plan.offset])
-
-    def snippets(self, plan: Plan, ids: Sequence[int]) -> dict[int, str]:
-        if not plan.positive or not ids:
-            return {}
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT rowid, snippet({FTS_TABLE}, 0, %s, %s, '…', 24) FROM {FTS_TABLE}"
-                f" WHERE {FTS_TABLE} MATCH %s AND rowid IN ({placeholders(ids)})",
-                [START, STOP, fts_expression(plan.positive), *ids],
-            )
-            return dict(cursor.fetchall())
+            cursor.execute(sql, [*params, plan.limit, plan.offset])
+            return [row[0] for row in cursor.fetchall()]
 
 
 def backend() -> SearchBackend:

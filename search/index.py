@@ -33,14 +33,7 @@ def after_append(thread_id: str, entries: Sequence[Entry]) -> None:
     if not chats and not gone:
         return
     try:
-        # A savepoint: on PostgreSQL a failed statement must not poison the caller's
-        # transaction.
-        with transaction.atomic():
-            engine = backend()
-            if chats:
-                engine.index(thread_id, chats)
-            if gone:
-                engine.delete(thread_id, gone)
+        backend().apply(thread_id, chats, gone)
     except Exception:
         logger.exception("could not update the search index for thread %s", thread_id)
 

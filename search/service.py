@@ -17,8 +17,7 @@ from django.db.models import Q
 
 from houses.access import houses_of
 from houses.models import Agent, House
-from search.backends import RELEVANCE_WINDOW, START, STOP, Plan, backend
-from search.models import SearchDoc
+from search.backends import RELEVANCE_WINDOW, START, STOP, Plan, Row, backend
 from search.query import BadQuery, Query, day_start_ms, parse_query
 
 SORTS = ("newest", "relevance")
@@ -85,49 +84,64 @@ def run_search(
         page_from(plan, cursor)
     if plan.relevance:
         limit = min(limit, RELEVANCE_WINDOW - plan.offset)
-    if plan.house_ids == [] or plan.authors == [] or limit <= 0 or _empty_range(plan):
+    if plan is NOTHING or limit <= 0:
         return Results(query, [], None, sort)
-    engine = backend()
     plan.limit = limit + 1
-    ids = engine.find(plan)
-    more, ids = len(ids) > limit, ids[:limit]
-    hits = _hits(ids, engine.snippets(plan, ids))
+    rows = backend().page(plan)
+    more, rows = len(rows) > limit, rows[:limit]
+    hits = [hit_of(row) for row in rows]
     next_cursor = None
     if more and hits:
-        next_cursor = f"r{plan.offset + len(hits)}" if plan.relevance else f"n{ids[-1]}"
+        next_cursor = f"r{plan.offset + len(hits)}" if plan.relevance else f"n{hits[-1].id}"
     return Results(query, hits, next_cursor, sort)
 
 
+# A plan that can't match anything (an unknown house or handle, an empty date range).
+NOTHING = Plan(houses=("NULL", []))
+
+
 def plan_for(user, viewer_agent_id: str | None, query: Query, house: House | None) -> Plan:
-    houses = list(houses_of(user).values_list("id", "slug", "name"))
+    """The plan for ``query``, or ``NOTHING``. The viewer's houses stay a subquery of
+    ``houses_of`` unless ``in:`` or ``house`` narrow them (then they are read first)."""
+    houses = houses_of(user).order_by()
     if house is not None:
-        houses = [h for h in houses if h[0] == house.pk]
-    if query.houses:
-        wanted = set(query.houses)
-        houses = [h for h in houses if h[1].lower() in wanted or h[2].lower() in wanted]
-    if query.not_houses:
+        houses = houses.filter(pk=house.pk)
+    if query.houses or query.not_houses:
+        rows = list(houses.values_list("id", "slug", "name"))
+        if query.houses:
+            wanted = set(query.houses)
+            rows = [h for h in rows if {h[1].lower(), h[2].lower()} & wanted]
         unwanted = set(query.not_houses)
-        houses = [h for h in houses if not {h[1].lower(), h[2].lower()} & unwanted]
-    house_ids = [h[0] for h in houses]
-    plan = Plan(house_ids=house_ids, positive=query.positive, negative=query.negative)
+        house_ids = [h[0] for h in rows if not {h[1].lower(), h[2].lower()} & unwanted]
+        if not house_ids:
+            return NOTHING
+        scope = (", ".join(["%s"] * len(house_ids)), house_ids)
+    else:
+        sql, params = houses.values("id").query.sql_with_params()
+        scope = (sql, list(params))
+    plan = Plan(houses=scope, positive=query.positive, negative=query.negative)
     if query.authors:
-        plan.authors = _agent_ids(query.authors, house_ids, viewer_agent_id)
+        plan.authors = _agent_ids(query.authors, houses, viewer_agent_id)
+        if not plan.authors:
+            return NOTHING
     if query.not_authors:
-        plan.not_authors = _agent_ids(query.not_authors, house_ids, viewer_agent_id)
+        plan.not_authors = _agent_ids(query.not_authors, houses, viewer_agent_id)
     if query.before is not None:
         plan.ts_max = day_start_ms(query.before)
     if query.after is not None:
         plan.ts_min = day_start_ms(query.after + dt.timedelta(days=1))
+    if _empty_range(plan):
+        return NOTHING
     return plan
 
 
-def _agent_ids(handles: list[str], house_ids: list[int], viewer: str | None) -> list[str]:
+def _agent_ids(handles: list[str], houses, viewer: str | None) -> list[str]:
     """People by handle, bots by handle in the viewer's houses; ``me`` is the viewer."""
     ids = {viewer} if "me" in handles and viewer else set()
     names = [h for h in handles if h != "me"]
-    if names and house_ids:
+    if names:
         found = Agent.objects.filter(
-            Q(kind=Agent.Kind.PERSON) | Q(kind=Agent.Kind.BOT, house_id__in=house_ids),
+            Q(kind=Agent.Kind.PERSON) | Q(kind=Agent.Kind.BOT, house__in=houses.values("id")),
             handle__in=names,
         ).values_list("id", flat=True)
         ids.update(found)
@@ -148,37 +162,22 @@ def _empty_range(plan: Plan) -> bool:
     return plan.ts_min is not None and plan.ts_max is not None and plan.ts_min >= plan.ts_max
 
 
-def _hits(ids: list[int], snippets: dict[int, str]) -> list[Hit]:
-    docs = {
-        d.pk: d
-        for d in SearchDoc.objects.filter(pk__in=ids)
-        .select_related("thread", "house")
-        .only("entry_id", "author_id", "ts", "body", "thread__title", "house__slug", "house__name")
-    }
-    agents = {
-        a.id: Author(a.id, a.handle, a.display_name, a.is_bot)
-        for a in Agent.objects.filter(id__in={d.author_id for d in docs.values()})
-    }
-    hits = []
-    for pk in ids:
-        doc = docs.get(pk)
-        if doc is None:  # deleted between the two queries
-            continue
-        author = agents.get(doc.author_id) or Author(doc.author_id, "unknown", "Unknown", False)
-        hits.append(
-            Hit(
-                id=pk,
-                entry_id=doc.entry_id,
-                thread_id=doc.thread_id,
-                thread_title=doc.thread.title,
-                house_slug=doc.house.slug,
-                house_name=doc.house.name,
-                author=author,
-                ts=doc.ts,
-                snippet=highlight(snippets.get(pk)) if pk in snippets else plain(doc.body),
-            )
-        )
-    return hits
+def hit_of(row: Row) -> Hit:
+    if row.author_handle is None:
+        author = Author(row.author_id, "unknown", "Unknown", False)
+    else:
+        author = Author(row.author_id, row.author_handle, row.author_name, row.author_kind == "bot")
+    return Hit(
+        id=row.id,
+        entry_id=row.entry_id,
+        thread_id=row.thread_id,
+        thread_title=row.thread_title,
+        house_slug=row.house_slug,
+        house_name=row.house_name,
+        author=author,
+        ts=row.ts,
+        snippet=highlight(row.marked) if row.marked is not None else plain(row.body),
+    )
 
 
 def highlight(marked: str) -> str:

@@ -39,8 +39,13 @@ def indexed(thread) -> dict[str, str]:
 
 
 def found(words: str, house_ids) -> set[int]:
-    plan = Plan(house_ids=list(house_ids), positive=[Term(w) for w in words.split()])
-    return set(backends.backend().find(plan))
+    house_ids = list(house_ids)
+    plan = Plan(
+        houses=(", ".join(["%s"] * len(house_ids)), house_ids),
+        positive=[Term(w) for w in words.split()],
+        limit=1000,
+    )
+    return {row.id for row in backends.backend().page(plan)}
 
 
 def test_a_post_is_indexed_with_its_author_house_and_time(world):
@@ -110,11 +115,11 @@ def test_a_retried_post_is_indexed_once(world):
 
 
 def test_an_index_failure_never_fails_the_append(world, monkeypatch, caplog):
-    def broken(self, thread_id, docs):
+    def broken(self, thread_id, docs, gone):
         raise RuntimeError("index is down")
 
-    monkeypatch.setattr(backends.PostgresBackend, "index", broken)
-    monkeypatch.setattr(backends.SqliteBackend, "index", broken)
+    monkeypatch.setattr(backends.PostgresBackend, "apply", broken)
+    monkeypatch.setattr(backends.SqliteBackend, "apply", broken)
     with caplog.at_level(logging.ERROR, logger="search.index"):
         entry_id = post(world, world.author, world.thread, "still posted")
     entries, _ = read_entries(world.thread.id)
