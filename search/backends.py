@@ -10,12 +10,14 @@
 
 Both order newest first by ``id`` (append order) with a keyset cursor, and put the
 viewer's houses in the same statement. Highlights come back between the sentinels
-``\\x02``/``\\x03``: neither engine escapes HTML, so ``search.service`` escapes first and
-swaps in ``<mark>`` after.
+``\\x02``/``\\x03`` in text that is already HTML-escaped (``ts_headline`` is given escaped
+text, since it drops what looks like tags; ``snippet()``'s output is escaped after), and
+``search.service`` swaps in ``<mark>``.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -31,7 +33,11 @@ CLEAN = re.compile("[\x00\x02\x03]")
 # Chat is at most 20,000 characters; the cap also keeps a tsvector far below 1 MB.
 MAX_INDEXED_CHARS = 20_000
 RELEVANCE_WINDOW = 200  # "best match" ranks this many at most, then pages by offset
-HEADLINE = f"StartSel={START}, StopSel={STOP}, MaxWords=28, MinWords=12, ShortWord=2, " + (
+# Short messages are shown whole (HighlightAll keeps every character); longer ones as up
+# to two fragments, which may trim short words at their ends.
+WHOLE_CHARS = 400
+WHOLE = f"StartSel={START}, StopSel={STOP}, HighlightAll=true"
+HEADLINE = f"StartSel={START}, StopSel={STOP}, MaxWords=28, MinWords=12, ShortWord=0, " + (
     'MaxFragments=2, FragmentDelimiter=" … "'
 )
 
@@ -80,8 +86,13 @@ class Row:
     author_kind: str | None
     ts: int
     body: str
-    marked: str | None  # the excerpt with sentinel-marked matches (not escaped), if terms
+    marked: str | None  # the excerpt, HTML-escaped, matches between the sentinels; if terms
 
+
+ESCAPED_BODY = (
+    "replace(replace(replace(replace(replace(d.body, '&', '&amp;'), '<', '&lt;'),"
+    " '>', '&gt;'), '\"', '&quot;'), '''', '&#x27;')"
+)
 
 # What a page of results reads beside the document; ``page`` is the ids in result order.
 ROW_COLUMNS = (
@@ -257,8 +268,13 @@ class PostgresBackend(SearchBackend):
         marked, marked_params = "NULL", []
         if plan.positive:
             query, marked_params = self._tsquery(plan.positive)
-            marked = f"ts_headline(%s::regconfig, d.body, {query}, %s)"
-            marked_params = [self.config, *marked_params, HEADLINE]
+            # ts_headline drops what its parser takes for tags (<b>, <img …>) and escapes
+            # nothing: it is handed the text already escaped, as html.escape would.
+            marked = (
+                f"ts_headline(%s::regconfig, {ESCAPED_BODY}, {query},"
+                f" CASE WHEN length(d.body) <= {WHOLE_CHARS} THEN %s ELSE %s END)"
+            )
+            marked_params = [self.config, *marked_params, WHOLE, HEADLINE]
         sql = (
             f"SELECT {ROW_COLUMNS}, {marked} FROM ({inner}) page"
             f" JOIN search_doc d ON d.id = page.id{ROW_JOINS}"
@@ -361,7 +377,7 @@ class SqliteBackend(SearchBackend):
                 )
                 for pk, marked in cursor.fetchall():
                     if pk in rows:
-                        rows[pk] = replace(rows[pk], marked=marked)
+                        rows[pk] = replace(rows[pk], marked=html.escape(marked))
         return [rows[pk] for pk in ids if pk in rows]
 
     def _find(self, plan: Plan) -> list[int]:

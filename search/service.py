@@ -181,9 +181,9 @@ def hit_of(row: Row) -> Hit:
 
 
 def highlight(marked: str) -> str:
-    """Sentinel-marked text as safe HTML: escape everything, then the sentinels become
-    ``<mark>``; an unclosed one is closed."""
-    text = html.escape(marked).replace(START, "<mark>").replace(STOP, "</mark>")
+    """Escaped, sentinel-marked text as HTML: the sentinels become ``<mark>``; an unclosed
+    one is closed."""
+    text = marked.replace(START, "<mark>").replace(STOP, "</mark>")
     opened = text.count("<mark>") - text.count("</mark>")
     return text + "</mark>" * max(opened, 0)
 
