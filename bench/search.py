@@ -457,6 +457,20 @@ def post_costs(threads, agent, count: int) -> list[float]:
     return out
 
 
+def round_trips(count: int) -> list[float]:
+    """A bare statement through the same connection: the floor under any write."""
+    from django.db import connection
+
+    out = []
+    with connection.cursor() as cursor:
+        for _ in range(count):
+            started = time.perf_counter()
+            cursor.execute("SELECT 1")
+            cursor.fetchall()
+            out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
 def rebuild_rate(viewer, n_threads: int, per_thread: int) -> tuple[int, int, float]:
     """Entries read per second by ``reindex_search --house`` from real logs."""
     from django.core.management import call_command
@@ -529,6 +543,7 @@ def main(argv=None) -> None:
         samples, per_query = query_latencies(viewer, query_mix(words, agents), rounds)
         print("… post cost", flush=True)
         costs = post_costs(threads, agents[1], 300 if args.quick else 1_000)
+        floor = round_trips(1_000)
         print("… rebuild from logs", flush=True)
         total, chats, rebuild_s = rebuild_rate(viewer, 10, 2_000 if args.quick else 5_000)
     engine = "PostgreSQL 15 (stored tsvector, GIN)" if args.db == "postgres" else "SQLite FTS5"
@@ -544,6 +559,8 @@ def main(argv=None) -> None:
         f"| query p99 | {pct(samples, 0.99):.1f} ms | ≤ 200 ms |",
         f"| index write per post (`after_append`, p50 / p99 of {len(costs)}) | "
         f"{statistics.median(costs):.2f} / {pct(costs, 0.99):.2f} ms | ≤ 1 ms |",
+        f"| of which a bare round trip (`SELECT 1`, p50 / p99) | "
+        f"{statistics.median(floor):.2f} / {pct(floor, 0.99):.2f} ms | — |",
         f"| rebuild from logs (`reindex_search --house`, {total:,} entries, {chats:,} chat) | "
         f"{total / rebuild_s:,.0f} entries/s | — |",
         "",

@@ -121,8 +121,11 @@ class SearchBackend:
         """Index ``docs`` and delete the documents of the entries ``gone`` (tombstoned)."""
         raise NotImplementedError
 
-    def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc]) -> None:
-        """Replace a thread's documents with ``docs`` (in log order)."""
+    def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc], upto: int) -> None:
+        """Replace a thread's documents with ``docs`` (its log's fold, in log order).
+
+        Only rows up to id ``upto`` (the highest when the log was read) are replaced: a
+        message appended while the rebuild ran was indexed at the seam and stays."""
         raise NotImplementedError
 
     def clear_all(self) -> None:
@@ -219,9 +222,11 @@ class PostgresBackend(SearchBackend):
             # crash can lose at most the last moment of it (``reindex_search`` repairs).
             cursor.execute("SET LOCAL synchronous_commit TO OFF; " + "; ".join(statements), params)
 
-    def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc]) -> None:
+    def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc], upto: int) -> None:
         with connection.cursor() as cursor:
-            cursor.execute("DELETE FROM search_doc WHERE thread_id = %s", [thread_id])
+            cursor.execute(
+                "DELETE FROM search_doc WHERE thread_id = %s AND id <= %s", [thread_id, upto]
+            )
             for start in range(0, len(docs), 2000):
                 chunk = docs[start : start + 2000]
                 cursor.execute(
@@ -326,30 +331,10 @@ class SqliteBackend(SearchBackend):
         )
         cursor.execute(f"DELETE FROM search_doc WHERE {where}", params)
 
-    def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc]) -> None:
-        from search.models import SearchDoc
-
+    def rebuild(self, thread_id: str, house_id: int, docs: Sequence[Doc], upto: int) -> None:
         with connection.cursor() as cursor:
-            self._drop(cursor, "thread_id = %s", [thread_id])
-        rows = SearchDoc.objects.bulk_create(
-            [
-                SearchDoc(
-                    entry_id=d.entry_id,
-                    thread_id=thread_id,
-                    house_id=house_id,
-                    author_id=d.author_id,
-                    ts=d.ts,
-                    body=clean(d.body),
-                )
-                for d in docs
-            ],
-            batch_size=500,
-        )
-        with connection.cursor() as cursor:
-            cursor.executemany(
-                f"INSERT OR REPLACE INTO {FTS_TABLE} (rowid, body) VALUES (%s, %s)",
-                [(row.pk, row.body) for row in rows],
-            )
+            self._drop(cursor, "thread_id = %s AND id <= %s", [thread_id, upto])
+        self.apply(thread_id, docs, ())
 
     def clear_all(self) -> None:
         with connection.cursor() as cursor:

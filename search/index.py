@@ -13,8 +13,10 @@ import logging
 from collections.abc import Sequence
 
 from django.db import transaction
+from django.db.models import Max
 
 from search.backends import Doc, backend
+from search.models import SearchDoc
 from threads.entries import Chat, Entry, EntryDeleted
 from threads.models import Thread
 from threads.projection import chat_projection
@@ -38,9 +40,15 @@ def after_append(thread_id: str, entries: Sequence[Entry]) -> None:
         logger.exception("could not update the search index for thread %s", thread_id)
 
 
-def rebuild_thread(thread: Thread, entries: Sequence[Entry]) -> int:
-    """Replace ``thread``'s documents with what its log says; returns how many."""
+def high_water() -> int:
+    """The newest document's id: taken before a log is read for ``rebuild_thread``."""
+    return SearchDoc.objects.aggregate(high=Max("id"))["high"] or 0
+
+
+def rebuild_thread(thread: Thread, entries: Sequence[Entry], upto: int) -> int:
+    """Replace ``thread``'s documents up to id ``upto`` with what its log (read after
+    ``upto`` was taken) says; returns how many messages the log holds."""
     docs = [doc_of(e) for e in chat_projection(entries)]
     with transaction.atomic():
-        backend().rebuild(thread.id, thread.house_id, docs)
+        backend().rebuild(thread.id, thread.house_id, docs, upto)
     return len(docs)

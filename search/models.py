@@ -16,7 +16,10 @@ FTS_TABLE = "search_fts"
 
 class SearchDoc(models.Model):
     entry_id = models.CharField(max_length=128)
-    thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="+")
+    # No index of its own: the unique (thread, entry_id) constraint's index leads with it.
+    thread = models.ForeignKey(
+        "threads.Thread", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     house = models.ForeignKey("houses.House", on_delete=models.CASCADE, related_name="+")
     author_id = models.CharField(max_length=32, blank=True)
     ts = models.BigIntegerField()

@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
                 ("body", models.TextField()),
                 ("sv", django.contrib.postgres.search.SearchVectorField(null=True)),
                 ("house", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="houses.house")),
-                ("thread", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="threads.thread")),
+                ("thread", models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name="+", to="threads.thread")),
             ],
             options={
                 "db_table": "search_doc",

@@ -5,7 +5,7 @@ from django.db import transaction
 
 from houses.models import House
 from search.backends import backend
-from search.index import rebuild_thread
+from search.index import high_water, rebuild_thread
 from threads.models import Thread
 from threads.reading import ThreadLogMissing, read_entries
 
@@ -29,12 +29,13 @@ class Command(BaseCommand):
                 backend().clear_all()
         total, docs, missing = threads.count(), 0, 0
         for done, row in enumerate(threads.iterator(), 1):
+            upto = high_water()
             try:
                 entries, _ = read_entries(row.id)
             except ThreadLogMissing:
                 missing += 1  # nothing to index; the thread page says the log is missing
             else:
-                docs += rebuild_thread(row, entries)
+                docs += rebuild_thread(row, entries, upto)
             self._progress(done, total, docs)
         note = f", {missing} with no log" if missing else ""
         self.stdout.write(f"{total} threads reindexed, {docs} messages searchable{note}.")

@@ -196,3 +196,22 @@ def test_the_index_equals_a_fold_of_the_log(world, ops):
         hits = {ids[i] for i in found(word, [world.house.id]) if i in ids}
         expected = {k for k, text in fold.items() if word in text.replace("-", " ").split()}
         assert hits == expected, word
+
+
+def test_a_message_appended_while_its_thread_is_rebuilt_stays(world, monkeypatch):
+    from search.management.commands import reindex_search
+
+    real, late = reindex_search.read_entries, []
+
+    def read_then_append(thread_id):
+        answer = real(thread_id)
+        if thread_id == world.thread.id and not late:  # after the read, before the rows
+            entry = new_entry(Chat(text="appended meanwhile"), author=world.author.agent.id)
+            stream_writer().append(world.thread.stream_name, entry)
+            late.append(entry.id)
+        return answer
+
+    monkeypatch.setattr(reindex_search, "read_entries", read_then_append)
+    early = post(world, world.author, world.thread, "before the rebuild")
+    call_command("reindex_search", stdout=io.StringIO(), stderr=io.StringIO())
+    assert set(indexed(world.thread)) == {early, *late}
