@@ -62,6 +62,7 @@ bench: deps system-deps
 	$(PY) -m bench.now
 	$(PY) -m bench.fanout
 	$(PY) -m bench.dispatch
+	$(PY) -m bench.search
 
 clean:
 	rm -rf var/test*.sqlite3 .pytest_cache .ruff_cache

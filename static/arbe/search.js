@@ -33,5 +33,8 @@
   }
 
   document.addEventListener("DOMContentLoaded", showHit);
+  // The browser's own jump to the fragment puts the message at the very top, after
+  // DOMContentLoaded: centre it again once the page has loaded.
+  window.addEventListener("load", showHit);
   window.addEventListener("hashchange", showHit);
 })();

@@ -112,3 +112,5 @@ class SearchTests(ChannelsLiveServerTestCase):
                 page.goto(f"/threads/{self.thread.id}/#entry-{self.target}")
                 expect(page.locator(".entry.hit")).to_have_count(1, timeout=WAIT)
                 page.screenshot(path=f"{SHOTS}/thread-hit-{width}x{height}.png")
+                page.goto(f"/houses/{self.house.slug}/")
+                page.screenshot(path=f"{SHOTS}/house-topbar-{width}x{height}.png")
