@@ -79,6 +79,7 @@ bench: deps system-dep-postgresql system-dep-bubblewrap
 	$(PY) -m bench.now
 	$(PY) -m bench.fanout
 	$(PY) -m bench.dispatch
+	$(PY) -m bench.search
 
 # The README's pictures: a fresh demo in a throw-away ARBE_VAR_DIR, Daphne on a free loopback
 # port, one bot reply, PNGs by Playwright on Debian's Chromium into docs/screenshots/.

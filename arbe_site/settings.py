@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "threads",
     "dispatch",
     "boards",
+    "search",
     "cli",
 ]
 
@@ -123,6 +124,11 @@ POSTHOG_QUEUE_SIZE = env_int("POSTHOG_QUEUE_SIZE", 1000)  # waiting events; more
 # the endpoint checks it as a Bearer token (401 otherwise). Generated into var/, never printed.
 DEMO_MODEL_SECRET = env_str("DEMO_MODEL_SECRET") or stored_secret(VAR_DIR / "demo_model_secret")
 # --- end demo model credential ---------------------------------------------------------------
+
+# Search: the PostgreSQL text-search configuration of the index and of queries. "simple"
+# lower-cases and keeps every word (code, handles, stop words); "english" stems. Changing
+# it needs `manage.py reindex_search`. SQLite's FTS5 index always works like "simple".
+SEARCH_LANGUAGE = env_str("SEARCH_LANGUAGE", "simple")
 
 # Durable Streams: the embedded server at /v1/stream/ unless DURABLE_STREAMS_URL is set.
 DURABLE_STREAMS_URL = env_str("DURABLE_STREAMS_URL").rstrip("/")

@@ -17,4 +17,5 @@ urlpatterns = [
     path("", include("boards.urls")),
     # Browsers ask for /favicon.ico whatever the page links.
     path("favicon.ico", RedirectView.as_view(url="/static/arbe/favicon.svg", permanent=True)),
+    path("", include("search.urls")),
 ]

@@ -86,6 +86,32 @@ class NowAnswer(msgspec.Struct):
     fold: FoldState = msgspec.field(default_factory=FoldState)  # to go on folding from offset
 
 
+class HitHouse(msgspec.Struct):
+    slug: str
+    name: str
+
+
+class HitAuthor(msgspec.Struct):
+    handle: str
+    displayName: str
+    bot: bool = False
+
+
+class Hit(msgspec.Struct):
+    entryId: str
+    threadId: str
+    threadTitle: str
+    house: HitHouse
+    author: HitAuthor
+    ts: int
+    snippet: str  # HTML: escaped text, matches in <mark>
+
+
+class SearchPage(msgspec.Struct):
+    results: list[Hit]
+    next: str | None = None
+
+
 class Problem(msgspec.Struct):
     error: str = ""
 
@@ -160,6 +186,14 @@ class Api:
     def run(self, thread_id: str, agent: str, task: str) -> dict:
         body = {"agent": agent, "task": task}
         return self.call("POST", f"/api/threads/{thread_id}/runs", dict, json=body)["run"]
+
+    def search(
+        self, q: str, house: str | None = None, sort: str = "newest", cursor: str | None = None
+    ) -> SearchPage:
+        params = {"q": q, "sort": sort, "limit": 50}
+        params |= {"house": house} if house else {}
+        params |= {"cursor": cursor} if cursor else {}
+        return self.call("GET", "/api/search", SearchPage, params=params)
 
     def scoped(self, thread_id: str) -> ScopedStreamClient:
         return ScopedStreamClient(

@@ -12,6 +12,7 @@
                                               # until nothing is working or waiting
     arbe delete THREAD ENTRY
     arbe run THREAD @helper "write the tests"
+    arbe search deploy -rollback from:@ari    # every match, newest first (--house SLUG)
 
 Offsets are the server's, printed and taken back as they are.
 """
@@ -29,7 +30,15 @@ import msgspec
 
 from cli.client import Api, CliError, Settings
 from cli.live import follow_now, read_until_quiet
-from cli.render import Output, decoded, house_line, now_lines, print_entries, thread_line
+from cli.render import (
+    Output,
+    decoded,
+    hit_line,
+    house_line,
+    now_lines,
+    print_entries,
+    thread_line,
+)
 from streams import errors
 from threads.narration import Names
 from threads.projection import visible_entries
@@ -84,6 +93,13 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("thread")
     run.add_argument("agent", help="the bot, e.g. @helper")
     run.add_argument("task", nargs="+")
+    search = commands.add_parser(
+        "search", help='search messages: words, "phrases", -word, from:@h, in:house, dates'
+    )
+    search.add_argument("query", nargs="*")
+    search.add_argument("--house", help="only this house (its slug)")
+    search.add_argument("--sort", choices=("newest", "relevance"), default="newest")
+    search.add_argument("--max", type=int, default=200, help="stop after this many (200)")
     return root
 
 
@@ -95,7 +111,9 @@ def now_options(now: argparse.ArgumentParser) -> None:
 
 
 # Commands whose last argument is free text, and where it goes.
-TEXT_ARGUMENT = {"post": "text", "new": "title", "run": "task"}
+TEXT_ARGUMENT = {"post": "text", "new": "title", "run": "task", "search": "query"}
+# Commands whose free text may hold words that start with "-" (``-rollback``).
+DASHED_TEXT = {"search"}
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -104,7 +122,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     root = parser()
     args, extra = root.parse_known_args(argv)
     field = TEXT_ARGUMENT.get(args.command)
-    if extra and (field is None or any(word.startswith("-") for word in extra)):
+    dashes_refused = args.command not in DASHED_TEXT
+    if extra and (field is None or (dashes_refused and any(w.startswith("-") for w in extra))):
         root.error("unrecognized arguments: " + " ".join(extra))
     if extra:
         setattr(args, field, [*getattr(args, field), *extra])
@@ -249,6 +268,26 @@ def run(api: Api, args, out: Output, **_) -> None:
     out.line(started["childThreadId"])
 
 
+def search(api: Api, args, out: Output, **_) -> None:
+    """Every match, page after page (following the cursor), up to ``--max``."""
+    q, cursor, shown = " ".join(args.query), None, 0
+    if not q.strip():
+        raise CliError('Nothing to search for: give words, a "phrase" or from:@handle.')
+    bold = out.stdout.isatty() if hasattr(out.stdout, "isatty") else False
+    while shown < args.max:
+        page = api.search(q, args.house, args.sort, cursor)
+        for hit in page.results[: args.max - shown]:
+            out.line(hit_line(hit, bold))
+            shown += 1
+        cursor = page.next
+        if cursor is None:
+            break
+    if shown == 0:
+        out.note("No messages match.")
+    elif cursor is not None:
+        out.note(f"… more than {args.max}; narrow the search or raise --max.")
+
+
 COMMANDS = {
     "houses": houses,
     "threads": threads,
@@ -258,6 +297,7 @@ COMMANDS = {
     "follow": follow,
     "delete": delete,
     "run": run,
+    "search": search,
 }
 
 

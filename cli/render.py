@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import time
 from collections.abc import Iterable
 
@@ -104,3 +106,16 @@ def print_entries(entries, names: Names, as_json: bool, out: Output) -> None:
             out.line(json.dumps(to_builtins(entry), ensure_ascii=False))
         elif (line := entry_line(entry, names)) is not None:
             out.line(line)
+
+
+MARK = re.compile(r"<mark>(.*?)</mark>", re.S)
+
+
+def hit_line(hit, bold: bool = False) -> str:
+    """A search result: when, where, who, the excerpt (matches bold on a terminal), its ids."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(hit.ts / 1000))
+    text = MARK.sub(r"\033[1m\1\033[0m" if bold else r"\1", hit.snippet)
+    text = html.unescape(text.replace("<mark>", "").replace("</mark>", ""))
+    text = " ".join(text.split())
+    where = f"{hit.house.slug}/{hit.threadTitle}"
+    return f"{when}  {where}  @{hit.author.handle}: {text}  [{hit.threadId} {hit.entryId}]"

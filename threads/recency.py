@@ -21,6 +21,7 @@ from channels.layers import get_channel_layer
 from django.db import close_old_connections
 from django.db.models import Q
 
+import search.index
 from streams.client import (
     AsyncDurableStreamClient,
     DurableStreamClient,
@@ -148,6 +149,7 @@ def after_append(
         return
     note_appended(thread_id, entries)  # before locate_chat: it skips chat already located
     locate_chat(thread_id, entries, next_offset)
+    search.index.after_append(thread_id, entries)
     # A status write announces the row itself; otherwise recency does, so the house list
     # follows new entries too.
     throttle.bump(thread_id, max(e.ts for e in entries), announce=not moves_status(entries))

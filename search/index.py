@@ -1,0 +1,54 @@
+"""Keeping the search index in step with the logs.
+
+``after_append`` runs at the append seam (``threads.recency.after_append``) for every
+append, by server code and the sandbox proxy alike: chat from people and bots is
+indexed when appended, and a tombstone removes the chat it names at once. The index is
+a cache: an error here is logged and never fails the append; ``manage.py
+reindex_search`` rebuilds it from the logs (``rebuild_thread``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from django.db import transaction
+from django.db.models import Max
+
+from search.backends import Doc, backend
+from search.models import SearchDoc
+from threads.entries import Chat, Entry, EntryDeleted
+from threads.models import Thread
+from threads.projection import chat_projection
+
+logger = logging.getLogger(__name__)
+
+
+def doc_of(entry: Entry) -> Doc:
+    return Doc(entry.id, entry.authorId or "", entry.ts, entry.payload.text)
+
+
+def after_append(thread_id: str, entries: Sequence[Entry]) -> None:
+    """Index the chat in ``entries`` and drop what their tombstones name."""
+    chats = [doc_of(e) for e in entries if isinstance(e.payload, Chat)]
+    gone = [e.payload.entryId for e in entries if isinstance(e.payload, EntryDeleted)]
+    if not chats and not gone:
+        return
+    try:
+        backend().apply(thread_id, chats, gone)
+    except Exception:
+        logger.exception("could not update the search index for thread %s", thread_id)
+
+
+def high_water() -> int:
+    """The newest document's id: taken before a log is read for ``rebuild_thread``."""
+    return SearchDoc.objects.aggregate(high=Max("id"))["high"] or 0
+
+
+def rebuild_thread(thread: Thread, entries: Sequence[Entry], upto: int) -> int:
+    """Replace ``thread``'s documents up to id ``upto`` with what its log (read after
+    ``upto`` was taken) says; returns how many messages the log holds."""
+    docs = [doc_of(e) for e in chat_projection(entries)]
+    with transaction.atomic():
+        backend().rebuild(thread.id, thread.house_id, docs, upto)
+    return len(docs)
