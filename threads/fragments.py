@@ -32,7 +32,15 @@ from threads.now import ThreadNow
 from threads.projection import tombstoned_ids
 from threads.status import derive_thread_status
 
-__all__ = ["Item", "Names", "entry_fragments", "house_names", "page_context", "page_items"]
+__all__ = [
+    "Item",
+    "Names",
+    "entry_fragments",
+    "house_names",
+    "page_context",
+    "page_items",
+    "window_context",
+]
 
 
 def house_names(house_id: int) -> Names:
@@ -125,32 +133,56 @@ def now_panel(now: ThreadNow, names: Names, thread_id: str) -> str:
     return render_to_string("threads/_now.html", now_context(now, names, thread_id))
 
 
-def page_context(access, *, now_ms: int) -> dict:
-    """Everything the thread page renders: entries from the start, the current view, offsets."""
+def window_items(part, names: Names, thread_id: str) -> list[dict]:
+    """The views of a history slice's entries (``threads.windows.Slice``)."""
+    from threads.models import EntryLocation
+
+    gone: set[str] = set()
+    if not part.offset:
+        # A window above the newest part: its chat may be tombstoned further down the log.
+        chats = [e.id for e in part.entries if isinstance(e.payload, E.Chat)]
+        gone = set(
+            EntryLocation.objects.filter(thread_id=thread_id, entry_id__in=chats)
+            .exclude(deleted_by="")
+            .values_list("entry_id", flat=True)
+        )
+    items = page_items(part.entries, partial=part.partial, lookahead=part.lookahead, gone=gone)
+    return [v for item in items if (v := item_context(item, names))]
+
+
+def page_context(access, *, now_ms: int, around: str = "") -> dict:
+    """Everything the thread page renders: the newest history window (or the windows around
+    a linked message, then the newest), the current view, offsets."""
     from urllib.parse import quote
 
+    from threads import windows
     from threads.current import load_view
-    from threads.reading import read_entries
 
     thread = access.thread
     names = house_names(thread.house_id)
-    entries, offset = read_entries(thread.id)
+    linked = windows.around(thread.id, around) if around else None
+    part = windows.newest(thread.id)
     loaded = load_view(thread, now_ms=now_ms)
-    items = [v for item in page_items(entries) if (v := item_context(item, names))]
+    items = window_items(part, names, thread.id)
+    above = window_items(linked, names, thread.id) if linked else []
     viewer_id = access.principal.agent_id
-    finished = [e.payload.spend for e in entries if isinstance(e.payload, E.DispatchFinished)]
+    first = linked or part
+    finished = [e.payload.spend for e in part.entries if isinstance(e.payload, E.DispatchFinished)]
     return now_context(loaded.now, names, thread.id) | {
         "thread": thread,
         "house": thread.house,
         "items": items,
-        "offset": offset,
-        "ws_url": f"/ws/threads/{thread.id}/?offset={quote(offset, safe='')}",
+        "linked_items": above,
+        "older": first.older,
+        "gap": linked,
+        "offset": part.offset,
+        "ws_url": f"/ws/threads/{thread.id}/?offset={quote(part.offset, safe='')}",
         "viewer_id": viewer_id,
         "viewer_avatar": avatar(viewer_id, names.of(viewer_id)),
         "viewer_name": names.of(viewer_id),
         "is_owner": access.is_owner,
-        "total_tokens": sum(s.totalTokens for s in finished),
-        "total_cost": sum(s.costUsd for s in finished),
+        "total_tokens": part.spent_tokens + sum(s.totalTokens for s in finished),
+        "total_cost": part.spent_cost + sum(s.costUsd for s in finished),
         "bots": sorted(
             (n for n in names.values() if n.is_bot and n.active), key=lambda n: n.handle
         ),
@@ -163,6 +195,29 @@ def page_context(access, *, now_ms: int) -> dict:
             ),
             key=lambda m: (m["bot"], m["handle"]),
         ),
+    }
+
+
+def window_context(access, *, upto="", before="", after="", until="") -> dict | None:
+    """An older window (``upto``/``before``) or a newer one inside a gap (``after``/``until``),
+    as ``threads/_window.html`` renders it; None when the key names no stored position."""
+    from threads import windows
+
+    thread = access.thread
+    if after:
+        part = windows.newer(thread.id, after=after, until=until)
+    else:
+        part = windows.older(thread.id, upto=upto, before=before)
+    if part is None:
+        return None
+    names = house_names(thread.house_id)
+    return {
+        "items": window_items(part, names, thread.id),
+        "older": part.older,
+        "newer": part.newer,
+        "until": part.until,
+        "direction": "newer" if after else "older",
+        "thread_id": thread.id,
     }
 
 

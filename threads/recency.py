@@ -145,7 +145,9 @@ def after_append(
     thread_id = thread_id_of(stream_name)
     if thread_id is None or not entries:
         return
-    locate_chat(thread_id, entries, next_offset)
+    from threads.windows import note_append  # windows read logs; imported late
+
+    locate_chat(thread_id, entries, next_offset, note_append(thread_id, entries, next_offset))
     # A status write announces the row itself; otherwise recency does, so the house list
     # follows new entries too.
     throttle.bump(thread_id, max(e.ts for e in entries), announce=not moves_status(entries))
