@@ -44,9 +44,7 @@ def locate_chat(
             ).update(deleted_by=e.id)
 
 
-def rebuild(
-    thread: Thread, entries: Sequence[Entry], windows: dict[str, int] | None = None
-) -> int:
+def rebuild(thread: Thread, entries: Sequence[Entry], windows: dict[str, int] | None = None) -> int:
     """Replace ``thread``'s index with what its log says; returns the chat entries indexed.
 
     Offsets of single entries are not known from a catch-up read, so rebuilt rows

@@ -272,7 +272,9 @@ def older(thread_id: str, *, upto: str = "", before: str = "") -> Slice | None:
     entries, after = read_span(
         thread_id, start.offset if start else START, through=through, before=stop_before
     )
-    return Slice(entries, older=start.entry_id if start else "", lookahead=after, partial=bool(start))
+    return Slice(
+        entries, older=start.entry_id if start else "", lookahead=after, partial=bool(start)
+    )
 
 
 def around(thread_id: str, entry_id: str) -> Slice | None:
@@ -320,4 +322,10 @@ def newer(thread_id: str, *, after: str, until: str) -> Slice | None:
         return None
     entries, ahead = read_span(thread_id, start.offset, through=end.entry_id)
     more = end.seq < stop.seq
-    return Slice(entries, lookahead=ahead, partial=True, newer=end.entry_id if more else "", until=until if more else "")
+    return Slice(
+        entries,
+        lookahead=ahead,
+        partial=True,
+        newer=end.entry_id if more else "",
+        until=until if more else "",
+    )
