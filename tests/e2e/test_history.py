@@ -13,6 +13,7 @@ from threads.recency import stream_writer
 from threads.windows import WINDOW_CHATS
 
 TOTAL = 4 * WINDOW_CHATS + 10
+SHOW_GAP = "() => { const g = document.getElementById('newer'); if (g) g.scrollIntoView(); }"
 LINKED = re.compile(r"\blinked\b")
 
 
