@@ -12,6 +12,10 @@ everything else goes through the template engine's autoescaping.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
+
 from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
@@ -54,6 +58,41 @@ def house_names(house_id: int) -> Names:
 
 def render_entry(view: dict, thread_id: str) -> str:
     return render_to_string("threads/_entry.html", {"e": view, "thread_id": thread_id})
+
+
+class RenderedEntries:
+    """Rendered entries by what they show (a digest of the view): entries never change, so a
+    page rendering the same window again renders only what is new (a reply's phase, a name).
+    Bounded, least recently used first out; shared by the process's threads."""
+
+    def __init__(self, size: int = 8192):
+        self.size = size
+        self._html: OrderedDict[bytes, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def html(self, views: list[dict], thread_id: str) -> str:
+        out = []
+        for view in views:
+            key = hashlib.blake2b(repr((thread_id, view)).encode(), digest_size=16).digest()
+            with self._lock:
+                html = self._html.get(key)
+                if html is not None:
+                    self._html.move_to_end(key)
+            if html is None:
+                html = render_entry(view, thread_id)
+                with self._lock:
+                    self._html[key] = html
+                    if len(self._html) > self.size:
+                        self._html.popitem(last=False)
+            out.append(html)
+        return mark_safe("".join(out))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._html.clear()
+
+
+rendered = RenderedEntries()
 
 
 # -- live fragments -------------------------------------------------------------------
@@ -171,8 +210,8 @@ def page_context(access, *, now_ms: int, around: str = "") -> dict:
     return now_context(loaded.now, names, thread.id) | {
         "thread": thread,
         "house": thread.house,
-        "items": items,
-        "linked_items": above,
+        "items_html": rendered.html(items, thread.id),
+        "linked_html": rendered.html(above, thread.id),
         "older": first.older,
         "gap": linked,
         "offset": part.offset,
@@ -212,7 +251,7 @@ def window_context(access, *, upto="", before="", after="", until="") -> dict | 
         return None
     names = house_names(thread.house_id)
     return {
-        "items": window_items(part, names, thread.id),
+        "items_html": rendered.html(window_items(part, names, thread.id), thread.id),
         "older": part.older,
         "newer": part.newer,
         "until": part.until,
