@@ -8,7 +8,8 @@ NODE_STAMP := node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test bench deps system-deps lint test-unit test-stack conformance test-e2e clean FORCE
+.PHONY: run test bench deps system-deps lint test-unit test-stack conformance test-e2e clean FORCE \
+	screenshots
 
 $(PY_STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -39,7 +40,8 @@ FORCE:
 run: deps
 	@bash scripts/system-deps.sh --optional bubblewrap
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py seed_demo
+	@# The demo logins come last, in a box, just before the server starts.
+	$(PY) manage.py seed_demo --url http://$(HOST):$(PORT)/
 	DEBUG=$${DEBUG:-true} ARBE_INTERNAL_URL=$${ARBE_INTERNAL_URL:-http://$(HOST):$(PORT)} \
 		$(VENV)/bin/daphne -b $(HOST) -p $(PORT) arbe_site.asgi:application
 
@@ -77,6 +79,11 @@ bench: deps system-dep-postgresql system-dep-bubblewrap
 	$(PY) -m bench.now
 	$(PY) -m bench.fanout
 	$(PY) -m bench.dispatch
+
+# The README's pictures: a fresh demo in a throw-away ARBE_VAR_DIR, Daphne on a free loopback
+# port, one bot reply, PNGs by Playwright on Debian's Chromium into docs/screenshots/.
+screenshots: deps system-dep-chromium
+	$(PY) scripts/screenshots.py
 
 clean:
 	rm -rf var/test*.sqlite3 .pytest_cache .ruff_cache

@@ -21,6 +21,7 @@ from django.urls import path  # noqa: E402
 
 from arbe_site.runtime import settle_runtime  # noqa: E402
 from boards.routing import websocket_urlpatterns as board_websocket_urlpatterns  # noqa: E402
+from dispatch.backstage import start_with_web  # noqa: E402
 from houses.consumers import HouseConsumer  # noqa: E402
 from streams.server import create_app as create_streams_app  # noqa: E402
 from threads.consumers import ThreadConsumer  # noqa: E402
@@ -50,3 +51,4 @@ application = ProtocolTypeRouter(
     }
 )
 settle_runtime()
+start_with_web()  # the embedded backstage and its sweep run from the start

@@ -49,6 +49,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Error pages: a page request the stream server can't serve gets 503.html.
+    "arbe_site.errors.StreamOutagePage",
 ]
 
 ROOT_URLCONF = "arbe_site.urls"

@@ -3,11 +3,19 @@
     python -m bench.dispatch [--quick] [--write-docs]
 
 For each reply: time from the POST to the first ``signal.dispatch.started`` (director
-pass + start), and from the model's last token to the bot's ``chat`` entry (Pi decoding
-the stream, our decoding, appends). The fake answers instantly with a short text, so the
-model's own time is excluded: its last token is taken as the moment its answer request
-arrived (the stream then takes well under a millisecond). Real Pi process per reply,
-embedded streams, SQLite, the director in-process.
+pass + start), and from the model's last token to the bot's ``chat`` entry, by stage:
+
+1. last token → Pi writes its final ``message_end`` (Pi's own work: the SDK's stream
+   end, its message assembly, JSON on stdout);
+2. → the reply's loop reaches it (our appends of earlier events still in progress);
+3. → Pi's ``agent_end`` read (the ``pi.assistant`` append, Pi's turn end);
+4. → the chat entry made (the last assistant message checked, Pi's shutdown started);
+5. → the chat entry appended to the stream (readers can see it from here);
+6. → the append's bookkeeping done (recency, chat index, status record).
+
+The fake answers at once with a short text; its last token is taken when it has
+flushed the stream's last chunk. Real Pi process per reply, embedded streams, SQLite,
+the director in-process.
 """
 
 import argparse
@@ -19,37 +27,156 @@ import time
 from bench.docs import write_section
 from bench.now import setup_django
 
+STAGES = [
+    ("last token → Pi writes its final `message_end`", "last", "pi_message_end"),
+    ("→ the reply's loop reaches it", "pi_message_end", "message_end"),
+    ("→ Pi's `agent_end` read", "message_end", "agent_end"),
+    ("→ chat entry made", "agent_end", "chat_made"),
+    ("→ chat appended to the stream (visible)", "chat_made", "chat_visible"),
+    ("→ append bookkeeping done (recency, index, status)", "chat_visible", "chat_done"),
+]
 
-def run(replies: int) -> tuple[list[float], list[float]]:
+
+class Clock:
+    """Marks per reply, set by the wrappers ``instrument`` installs."""
+
+    def __init__(self):
+        self.marks: dict[str, float] = {}
+
+    def mark(self, name: str, *, first: bool = False) -> None:
+        if not (first and name in self.marks):
+            self.marks[name] = time.perf_counter()
+
+
+def instrument(fake, clock: Clock):
+    """Wrap the fake, the reply's Pi decoding and its writer to mark each stage."""
+    import dispatch.replies as replies
+    from dispatch.pi.events import AgentEnd, MessageEnd
+    from dispatch.pi.process import PiSession
+    from threads.entries import Chat
+
+    handler = fake._server.RequestHandlerClass
+    stream = handler._stream
+
+    def timed_stream(self, body, reply):
+        stream(self, body, reply)
+        clock.mark("last")  # the last chunk is flushed: the model is done
+
+    handler._stream = timed_stream
+
+    dispatch_line = PiSession._dispatch
+
+    def timed_dispatch(self, line):
+        if b'"type":"message_end"' in line[:64] and b'"role":"assistant"' in line:
+            clock.mark("pi_message_end")
+        return dispatch_line(self, line)
+
+    PiSession._dispatch = timed_dispatch
+
+    payloads_for = replies.payloads_for
+
+    def timed_payloads_for(event, dispatch_id, narration=None):
+        if isinstance(event, MessageEnd) and event.message.get("role") == "assistant":
+            clock.mark("message_end")
+        elif isinstance(event, AgentEnd):
+            clock.mark("agent_end")
+        return payloads_for(event, dispatch_id, narration)
+
+    replies.payloads_for = timed_payloads_for
+
+    new_entry = replies.new_entry
+
+    def timed_new_entry(payload, **kw):
+        if isinstance(payload, Chat):
+            clock.mark("chat_made")
+        return new_entry(payload, **kw)
+
+    replies.new_entry = timed_new_entry
+
+    make_writer = replies.async_stream_writer
+
+    def timed_writer():
+        writer = make_writer()
+        client_append, writer_append = writer.client.append, writer.append
+
+        async def client_timed(name, message, **options):
+            result = await client_append(name, message, **options)
+            if b'"type":"chat"' in message:
+                clock.mark("chat_visible")
+            return result
+
+        async def writer_timed(name, entry, **options):
+            result = await writer_append(name, entry, **options)
+            if isinstance(entry.payload, Chat):
+                clock.mark("chat_done")
+            return result
+
+        writer.client.append, writer.append = client_timed, writer_timed
+        return writer
+
+    replies.async_stream_writer = timed_writer
+
+
+def pi_alone(fake, clock: Clock, replies: int) -> list[float]:
+    """The floor: the same Pi on the same fake with nothing of ours around it (no appends,
+    no director), from the last token to Pi's final ``message_end`` on its stdout."""
+    import asyncio
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from dispatch.pi.events import MessageEnd
+    from dispatch.pi.process import PiConfig, PiSession
+    from tests.peers.fake_llm import MODEL, PROVIDER
+
+    async def one(n: int) -> float:
+        root = Path(settings.PI_HOME) / "alone"
+        config = PiConfig(
+            provider=PROVIDER,
+            model=MODEL,
+            instructions="",
+            session_file=root / f"s{n}.jsonl",
+            workspace=root / "ws",
+            agent_dir=Path(settings.PI_AGENT_DIR),
+        )
+        clock.marks.clear()
+        async with await PiSession.start(config) as session:
+            events = session.events()
+            await session.prompt("hello")
+            async for event in events:
+                if isinstance(event, MessageEnd) and event.message.get("role") == "assistant":
+                    clock.mark("alone_end")
+                    break
+        return (clock.marks["alone_end"] - clock.marks["last"]) * 1000
+
+    return [asyncio.run(one(n)) for n in range(replies)]
+
+
+def run(replies: int) -> tuple[list[float], dict[str, list[float]], list[float], list[float]]:
     from django.test import Client
 
     from dispatch.backstage import backstage
-    from houses.models import Agent
     from tests.factories import make_bot, make_house, make_user
     from tests.peers.fake_llm import MODEL, PROVIDER, fake_llm_server
     from tests.peers.pi_home import write_pi_home
     from threads.lifecycle import create_thread
     from threads.reading import read_entries
 
-    to_start, to_chat = [], []
+    to_start, total = [], []
+    stages: dict[str, list[float]] = {key: [] for _, _, key in STAGES}
     with fake_llm_server() as fake:
-        arrivals: list[float] = []
-        take = fake._take
-
-        def timed_take(body):
-            arrivals.append(time.time())
-            return take(body)
-
-        fake._take = timed_take
+        clock = Clock()
+        instrument(fake, clock)
         from django.conf import settings
 
         settings.PI_AGENT_DIR = str(write_pi_home(settings.PI_HOME / "agent", fake.base_url))
         owner = make_user("bench")
         house = make_house("bench", owner=owner)
-        bot = make_bot(house, "helper", provider=PROVIDER, model=MODEL)
+        make_bot(house, "helper", provider=PROVIDER, model=MODEL)
         client = Client()
         client.force_login(owner)
-        for n in range(replies):
+        for n in range(replies + 1):  # the first reply warms Pi's caches and is not counted
+            clock.marks.clear()
             thread = create_thread(house=house, title=f"reply {n}", by=owner.agent)
             posted_at = time.time()
             response = client.post(
@@ -59,13 +186,17 @@ def run(replies: int) -> tuple[list[float], list[float]]:
             )
             assert response.status_code == 201, response.content
             backstage().wait_idle(120)
+            if n == 0:
+                continue
             entries = read_entries(thread.id)[0]
             started = next(e for e in entries if e.type == "signal.dispatch.started")
-            answer = next(e for e in entries if e.type == "chat" and e.authorId == bot.id)
             to_start.append(started.ts - posted_at * 1000)
-            to_chat.append(answer.ts - arrivals[-1] * 1000)
-        assert Agent.objects.filter(pk=bot.pk).exists()
-    return to_start, to_chat
+            marks = clock.marks
+            for _, since, until in STAGES:
+                stages[until].append((marks[until] - marks[since]) * 1000)
+            total.append((marks["chat_visible"] - marks["last"]) * 1000)
+        floor = pi_alone(fake, clock, replies)
+    return to_start, stages, total, floor
 
 
 def summary(values: list[float]) -> str:
@@ -81,13 +212,16 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="arbe-bench-dispatch-") as var_dir:
         setup_django(var_dir)
-        to_start, to_chat = run(5 if args.quick else 20)
+        to_start, stages, total, floor = run(5 if args.quick else 20)
+    rows = [f"| {label} | {summary(stages[until])} |" for label, _, until in STAGES]
     table = "\n".join(
         [
             "| reply overhead | p50 ms | p90 ms |",
             "|---|---|---|",
             f"| POST → first `signal.dispatch.started` | {summary(to_start)} |",
-            f"| model's last token → bot's `chat` entry | {summary(to_chat)} |",
+            f"| **model's last token → bot's `chat` entry visible** | {summary(total)} |",
+            *rows,
+            f"| Pi alone (no arbe): last token → `message_end` | {summary(floor)} |",
         ]
     )
     print(table)

@@ -23,7 +23,7 @@ def entry_line(entry: E.Entry, names: Names) -> str | None:
         return f"{when} · @{names.of(p.agentId).handle} is replying"
     if isinstance(p, E.EntryDeleted):
         return f"{when} · message {p.entryId} was deleted"
-    line = narration(p, names)
+    line = narration(p, names, entry.authorId)
     return f"{when} · {line}" if line else None
 
 
@@ -59,7 +59,8 @@ def now_lines(answer, names: Names) -> list[str]:
         lines.append("  tool calls: " + ", ".join(call.name for call in now.toolCalls))
     for run in now.runs:
         child = f" in {run.childThreadId}" if run.childThreadId else ""
-        lines.append(f"  run @{names.of(run.agentId).handle}: {run.state}{child}")
+        doing = f" · {run.phase} (round {run.round})" if run.phase else ""
+        lines.append(f"  run @{names.of(run.agentId).handle}: {run.state}{doing}{child}")
     if now.waiting or now.taken:
         lines.append(f"  messages waiting: {len(now.waiting)} · taken: {len(now.taken)}")
     if now.owed:

@@ -1,7 +1,8 @@
 """Backstage: where director passes and replies run, on one event loop of their own.
 
 In the embedded configuration the web process runs it in a background thread,
-started by the first wake. In the scaled one (``BACKSTAGE=worker``), the web
+started with the process (``start_with_web``, from the ASGI module) so the 60 s sweep
+repairs stale records from the start. In the scaled one (``BACKSTAGE=worker``), the web
 process sends wakes over the channel layer and ``manage.py backstage`` runs
 this engine. Per thread, passes never overlap and one reply runs at a time; a
 wake that arrives during a pass runs another pass after it, and a finished
@@ -13,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
+import socket
 import threading
 
 from asgiref.sync import async_to_sync
@@ -22,6 +25,8 @@ from arbe_site.concurrency import in_thread
 
 logger = logging.getLogger(__name__)
 DIRECTOR_CHANNEL = "director"
+SWEEP_LEASE = "backstage-sweep"
+HOLDER = f"{socket.gethostname()}:{os.getpid()}"
 
 
 class Backstage:
@@ -32,28 +37,36 @@ class Backstage:
         self.replies: dict[str, asyncio.Task] = {}
         self.again: set[str] = set()
         self.runs: dict[str, asyncio.Task] = {}
+        self.sweeping: asyncio.Future | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
     def start_in_thread(self) -> None:
         with self._started:
-            if self.loop is not None:
-                return
-            loop = asyncio.new_event_loop()
-            ready = threading.Event()
+            if self.loop is None:
+                self._start_loop()
+        self.start_sweep()
 
-            def run() -> None:
-                asyncio.set_event_loop(loop)
-                loop.call_soon(ready.set)
-                loop.run_forever()
+    def _start_loop(self) -> None:
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
 
-            threading.Thread(target=run, name="arbe-backstage", daemon=True).start()
-            ready.wait()
-            self.loop = loop
-            self.start_boards()
-            if settings.BACKSTAGE_SWEEP_S > 0:
-                asyncio.run_coroutine_threadsafe(
-                    self.sweep_forever(settings.BACKSTAGE_SWEEP_S, first_after=True), loop
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.call_soon(ready.set)
+            loop.run_forever()
+
+        threading.Thread(target=run, name="arbe-backstage", daemon=True).start()
+        ready.wait()
+        self.loop = loop
+        self.start_boards()
+
+    def start_sweep(self) -> None:
+        """Thread-safe: run the sweep on this engine (once), if the settings ask for one."""
+        with self._started:
+            if self.sweeping is None and self.loop is not None and settings.BACKSTAGE_SWEEP_S > 0:
+                self.sweeping = asyncio.run_coroutine_threadsafe(
+                    self.sweep_forever(settings.BACKSTAGE_SWEEP_S), self.loop
                 )
 
     def start_boards(self) -> None:
@@ -129,13 +142,17 @@ class Backstage:
         self.runs[claim.run_id] = task
         task.add_done_callback(lambda _: self.runs.pop(claim.run_id, None))
 
-    async def sweep_forever(self, interval: float, *, first_after: bool = False) -> None:
-        """Every ``interval`` seconds: orphan silent runs, recompute working/blocked threads."""
-        if first_after:
-            await asyncio.sleep(interval)
+    async def sweep_forever(self, interval: float) -> None:
+        """Every ``interval`` seconds, from now: orphan silent runs, recompute working and
+        blocked threads. Every process owning backstage ticks; the sweep lease lets one
+        tick per interval run, whichever process it is."""
+        from dispatch.models import take_lease
+
         while True:
             try:
-                await self.sweep_once()
+                # A little under the interval, so the next tick (of any process) finds it free.
+                if await in_thread(take_lease, SWEEP_LEASE, interval * 0.9, HOLDER):
+                    await self.sweep_once()
             except Exception:
                 logger.exception("backstage sweep failed")
             await asyncio.sleep(interval)
@@ -166,11 +183,13 @@ class Backstage:
 
 def _record_director_failure(thread_id: str, exc: Exception) -> None:
     from threads.entries import DispatchFailed
+    from threads.failures import scrub
     from threads.lifecycle import new_entry
     from threads.models import stream_name_for
     from threads.recency import stream_writer
 
-    failure = DispatchFailed(stage="director", error=f"{type(exc).__name__}: {exc}"[:500])
+    error = scrub(f"{type(exc).__name__}: {exc}")[:500] or type(exc).__name__
+    failure = DispatchFailed(stage="director", error=error)
     stream_writer().append(stream_name_for(thread_id), new_entry(failure))
 
 
@@ -179,6 +198,13 @@ _backstage = Backstage()
 
 def backstage() -> Backstage:
     return _backstage
+
+
+def start_with_web() -> None:
+    """The web process owns backstage in the embedded configuration: start it (and its
+    sweep) now, not at the first wake. Workers start their own (``manage.py backstage``)."""
+    if settings.BACKSTAGE == "inprocess" and settings.BACKSTAGE_SWEEP_S > 0:
+        _backstage.start_in_thread()
 
 
 def wake(thread_id: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from dispatch.director import StartReply
+from dispatch.decide import StartReply
 from houses.models import Agent
 from threads.entries import (
     Chat,
@@ -45,9 +45,13 @@ class Conversation:
     names: dict[str, str] = field(default_factory=dict)
 
     def render(self, messages: list[Entry]) -> str:
-        return "\n\n".join(
-            f"[{self.names.get(m.authorId or '', 'someone')}]: {m.payload.text}" for m in messages
-        )
+        """Messages as "[Name]: text" paragraphs; the bot's own are labelled as its own."""
+        return "\n\n".join(f"[{self.speaker(m)}]: {m.payload.text}" for m in messages)
+
+    def speaker(self, message: Entry) -> str:
+        if message.authorId == self.bot.id:
+            return f"you, @{self.bot.handle}"
+        return self.names.get(message.authorId or "", "someone")
 
 
 def ensure_agent_dir() -> Path:
@@ -67,6 +71,7 @@ def load_conversation(start: StartReply) -> Conversation:
     chat = chat_projection(entries)
     seen, generation = seen_by(bot.id, entries)
     root = Path(settings.PI_HOME)
+    agent_dir = ensure_agent_dir()
     session_file = root / "sessions" / f"{thread.id}-{bot.id}-g{generation}.jsonl"
     authors = {m.authorId for m in chat if m.authorId}
     names = dict(Agent.objects.filter(pk__in=authors).values_list("id", "display_name"))
@@ -78,20 +83,59 @@ def load_conversation(start: StartReply) -> Conversation:
         offset=offset,
         session_file=session_file,
         workspace=root / "workspaces" / bot.id / thread.id,
-        agent_dir=ensure_agent_dir(),
-        env=bot_env(bot),
+        agent_dir=agent_dir,
+        env=bot_env(bot, agent_dir),
         names=names,
     )
+    # What the bot answers: the messages it was started for, never its own, never deleted.
+    wanted = set(start.entry_ids)
+    to_answer = [m for m in chat if m.id in wanted and m.authorId != bot.id]
     if session_file.exists():
         unseen = [m for m in chat if m.id not in seen and m.authorId != bot.id]
-        convo.prompt = convo.render(unseen or [m for m in chat if m.id in start.entry_ids])
+        convo.prompt = convo.render(unseen or to_answer)
     else:
-        convo.prompt = (
-            f"You are @{bot.handle} in the thread “{thread.title}”. The conversation so far:\n\n"
-            + convo.render(chat)
-            + "\n\nReply to the latest messages."
-        )
+        convo.prompt = seed_prompt(convo, chat, to_answer, replies_to_deleted(entries, bot.id))
     return convo
+
+
+def seed_prompt(convo: Conversation, chat: list[Entry], to_answer: list[Entry], dropped) -> str:
+    """A fresh session's first prompt: the history as context, then what to answer.
+
+    The history leaves out the bot's replies to messages since deleted (they would
+    repeat what was deleted); the bot's other messages are labelled as its own.
+    """
+    answering = {m.id for m in to_answer}
+    history = [m for m in chat if m.id not in answering and m.id not in dropped]
+    intro = f"You are @{convo.bot.handle} in the thread “{convo.thread.title}”."
+    parts = [intro]
+    if history:
+        parts += ["The conversation so far:", convo.render(history)]
+    if to_answer:
+        parts += ["New messages for you:", convo.render(to_answer), "Reply to the new messages."]
+    else:
+        parts += ["Reply to the latest messages."]
+    return "\n\n".join(parts)
+
+
+def replies_to_deleted(entries: list[Entry], bot_id: str) -> set[str]:
+    """The bot's chat replies whose every taken-in message has since been deleted."""
+    deleted = {e.payload.entryId for e in entries if isinstance(e.payload, EntryDeleted)}
+    taken: dict[str, list[str]] = {}
+    current: str | None = None
+    dropped: set[str] = set()
+    for e in entries:
+        p = e.payload
+        if isinstance(p, DispatchStarted) and p.agentId == bot_id:
+            current = p.dispatchId
+            taken[current] = list(p.entryIds)
+        elif isinstance(p, DispatchSteered) and p.dispatchId in taken:
+            taken[p.dispatchId] += p.entryIds
+        elif isinstance(p, Chat) and e.authorId == bot_id and current is not None:
+            ids = taken[current]
+            if ids and all(i in deleted for i in ids):
+                dropped.add(e.id)
+            current = None  # a reply posts one answer
+    return dropped
 
 
 def seen_by(bot_id: str, entries: list[Entry]) -> tuple[set[str], int]:
@@ -119,9 +163,12 @@ def seen_by(bot_id: str, entries: list[Entry]) -> tuple[set[str], int]:
     return seen, len(deleted)
 
 
-def bot_env(bot: Agent) -> dict[str, str]:
-    """The provider key the bot names by variable, and nothing else of ours."""
-    name = bot.api_key_env
+def bot_env(bot: Agent, agent_dir: Path | None = None) -> dict[str, str]:
+    """The provider key the bot needs (the variable it names, else its provider's usual
+    one), and nothing else of ours."""
+    from dispatch.pi.providers import key_variable
+
+    name = key_variable(bot.provider, bot.api_key_env, agent_dir or ensure_agent_dir())
     return {name: os.environ[name]} if name and name in os.environ else {}
 
 

@@ -1,10 +1,15 @@
 """Who owes a reply: the director's decision, as a pure function of messages and bots.
 
 - A bot mentioned by handle (``@helper``) owes a reply; a bot never answers itself.
-- A person's message that mentions no bot goes to the thread's bot when exactly one
-  bot has taken part in the thread (a one-bot conversation).
-- A mentioned bot without a provider or model can't answer: the pass is blocked
-  until a person configures it.
+- A person's message that mentions no bot goes to every bot whose involvement is
+  ``everything``, and to the thread's bot when the thread is a conversation with it
+  (exactly one person and one bot have ever spoken there).
+- A mention directs a message: only the bots it names answer it.
+- A bot that already took a message in (it started for it, or steered it in) doesn't
+  owe it again: each message is answered at most once per bot.
+- A mentioned (or conversation) bot without a provider or model can't answer: the pass
+  is blocked until a person configures it. A mention of a retired bot is answered by
+  nobody, and says so. Ordinary chat gives no reason: nobody expected an answer.
 - Bots talking among themselves stop after ``MAX_BOT_CHAIN`` messages in a row;
   a person's message starts them again.
 """
@@ -12,15 +17,26 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 
 from threads.entries import Chat, Entry
 
 MENTION = re.compile(r"(?<![\w@])@([a-z0-9][a-z0-9_-]{0,31})\b")
 MAX_BOT_CHAIN = 6
+MENTIONS, EVERYTHING = "mentions", "everything"
 
-NO_MENTION = "No bot was mentioned."
 BOT_CHAIN = "The bots have talked among themselves long enough; a person's message restarts them."
+
+
+@dataclass(frozen=True)
+class StartReply:
+    """A pass asks for this bot's reply to these messages."""
+
+    thread_id: str
+    agent_id: str
+    entry_ids: list[str]
+    round: int
 
 
 @dataclass(frozen=True)
@@ -28,6 +44,8 @@ class BotInfo:
     id: str
     handle: str
     configured: bool
+    involvement: str = MENTIONS
+    active: bool = True
 
 
 @dataclass(frozen=True)
@@ -35,6 +53,21 @@ class Decision:
     picked: list[str] = field(default_factory=list)
     reason: str | None = None
     blocked: bool = False
+
+
+@dataclass(frozen=True)
+class Speakers:
+    """Who has ever spoken in the thread: people and bots (chat authors)."""
+
+    people: frozenset[str] = frozenset()
+    bots: frozenset[str] = frozenset()
+
+    def conversation_bot(self) -> str | None:
+        """The bot of a one-person, one-bot conversation, if the thread is one."""
+        if len(self.people) == 1 and len(self.bots) == 1:
+            (only,) = self.bots
+            return only
+        return None
 
 
 def mentions(text: str) -> list[str]:
@@ -49,27 +82,42 @@ def decide(
     messages: list[Entry],
     bots: list[BotInfo],
     *,
-    thread_bots: set[str],
-    bot_chain: int,
+    speakers: Speakers = Speakers(),
+    bot_chain: int = 0,
+    answered: Mapping[str, Set[str]] | None = None,
 ) -> Decision:
-    """Which bots owe a reply to ``messages`` (undecided chat, in order)."""
+    """Which bots owe a reply to ``messages`` (undecided chat, in order).
+
+    ``bots`` holds the house's bots, retired ones too (``active=False``), so a mention
+    of a retired bot can be told apart from a handle that is no bot's. ``answered`` maps
+    a message id to the bots that already took it in.
+    """
+    answered = answered or {}
     by_handle = {b.handle: b for b in bots}
     by_id = {b.id: b for b in bots}
+    conversation = by_id.get(speakers.conversation_bot() or "")
     picked: list[BotInfo] = []
+    retired: list[BotInfo] = []
     for message in messages:
         if not isinstance(message.payload, Chat):
             continue
-        from_bot = message.authorId in by_id
         named = [by_handle[h] for h in mentions(message.payload.text) if h in by_handle]
-        if from_bot:
-            named = [b for b in named if b.id != message.authorId]
-        elif not named and len(thread_bots) == 1:
-            (only,) = thread_bots
-            named = [by_id[only]] if only in by_id else []
-        picked.extend(b for b in named if b not in picked)
+        named = [b for b in named if b.id != message.authorId]  # never to itself
+        if not named and message.authorId not in by_id:
+            named = [b for b in bots if b.involvement == EVERYTHING and b.active and b.configured]
+            if conversation is not None and conversation.active and conversation not in named:
+                named.append(conversation)
+        for bot in named:
+            if bot.id in answered.get(message.id, ()):
+                continue
+            target = picked if bot.active else retired
+            if bot not in target:
+                target.append(bot)
     if not picked:
-        authored_by_bots = all(m.authorId in by_id for m in messages)
-        return Decision(reason=None if authored_by_bots else NO_MENTION)
+        if retired:
+            names = ", ".join(f"@{b.handle}" for b in retired)
+            return Decision(reason=f"{names} is no longer in this house.")
+        return Decision()
     if bot_chain >= MAX_BOT_CHAIN and all(m.authorId in by_id for m in messages):
         return Decision(reason=BOT_CHAIN)
     unconfigured = [b for b in picked if not b.configured]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dispatch.decide import BotInfo, decide
+from dispatch.decide import BotInfo, Speakers, StartReply, decide
 from houses.models import Agent
 from threads.current import entries_for_view
 from threads.entries import (
@@ -26,6 +26,7 @@ from threads.entries import (
     DirectorDecided,
     DirectorOutcome,
     DispatchStarted,
+    DispatchSteered,
     Entry,
     PiAssistant,
     PiCompaction,
@@ -44,28 +45,22 @@ from threads.recency import stream_writer
 TAIL_LIMIT = 50
 
 
-@dataclass(frozen=True)
-class StartReply:
-    """The pass asks for this bot's reply to these messages."""
-
-    thread_id: str
-    agent_id: str
-    entry_ids: list[str]
-    round: int
-
-
-def wake(thread_id: str) -> None:
-    """Ask for a director pass over ``thread_id``; returns at once."""
-    from dispatch.backstage import wake as send_wake
-
-    send_wake(thread_id)
-
-
 def house_bots(house_id: int) -> list[BotInfo]:
+    """The house's bots, retired ones too: a mention of one is answered with a reason."""
     return [
-        BotInfo(b.id, b.handle, bool(b.provider and b.model))
-        for b in Agent.objects.filter(house_id=house_id, kind=Agent.Kind.BOT, active=True)
+        BotInfo(b.id, b.handle, bool(b.provider and b.model), b.involvement, b.active)
+        for b in Agent.objects.filter(house_id=house_id, kind=Agent.Kind.BOT)
     ]
+
+
+@dataclass
+class Plan:
+    """What a pass appends and starts: a decision, a reply, or an outcome (or nothing)."""
+
+    decided: DirectorDecided | None = None
+    start: tuple[str, list[str]] | None = None  # (bot, the messages it takes in)
+    outcome: DirectorOutcome | None = None
+    round: int = 0
 
 
 def director_pass(thread_id: str) -> StartReply | None:
@@ -74,70 +69,102 @@ def director_pass(thread_id: str) -> StartReply | None:
         return None  # coding runs have no director
     entries, offset = entries_for_view(thread)
     bots = house_bots(thread.house_id)
-    bot_ids = {b.id for b in bots} | set(
-        Agent.objects.filter(house_id=thread.house_id, kind=Agent.Kind.BOT).values_list(
-            "id", flat=True
-        )
-    )
+    bot_ids = {b.id for b in bots}
+    speakers = speakers_of(entries, bot_ids)
+    if thread.director_offset and speakers.conversation_bot() is not None:
+        # The tail alone looks like a conversation; only the whole thread can say.
+        speakers = speakers_of(read_entries(thread.id)[0], bot_ids)
+    plan = plan_pass(entries, bots, speakers)
+    writer = stream_writer()
+    if plan.decided is not None:
+        writer.append(thread.stream_name, new_entry(plan.decided))
+    if plan.start is not None:
+        agent_id, entry_ids = plan.start
+        return StartReply(thread.id, agent_id, entry_ids, plan.round)
+    if plan.outcome is not None:
+        outcome = new_entry(plan.outcome)
+        result = writer.append(thread.stream_name, outcome)
+        _settle_offset(thread, entries, bot_ids, offset, outcome, result.next_offset)
+    return None
+
+
+def plan_pass(entries: list[Entry], bots: list[BotInfo], speakers: Speakers) -> Plan:
+    """The pass as a pure function of the entries it read (no I/O: tests drive it)."""
+    bot_ids = {b.id for b in bots}
     fold = NowFold(bots=bot_ids)
     for entry in entries:
         fold.apply(entry)
     now = fold.view()
     if now.reply is not None:
-        return None
+        return Plan()  # the running reply wakes the director when it ends
     by_id = {e.id: e for e in entries}
     decided = {
         i for e in entries if isinstance(e.payload, DirectorDecided) for i in e.payload.entryIds
     }
     undecided = [by_id[i] for i in now.waiting if i not in decided and i in by_id]
     owed = list(now.owed)
-    writer = stream_writer()
+    plan = Plan(round=_next_round(entries))
     decision = None
+    answered = answered_by(entries)
     if undecided:
         decision = decide(
             undecided,
             bots,
-            thread_bots=_thread_bots(entries, bot_ids),
+            speakers=speakers,
             bot_chain=_bot_chain(entries, bot_ids),
+            answered=answered,
         )
         if decision.picked:
-            writer.append(
-                thread.stream_name,
-                new_entry(
-                    DirectorDecided(
-                        picked=decision.picked,
-                        upTo=undecided[-1].id,
-                        entryIds=[e.id for e in undecided],
-                    )
-                ),
+            plan.decided = DirectorDecided(
+                picked=decision.picked,
+                upTo=undecided[-1].id,
+                entryIds=[e.id for e in undecided],
             )
             owed += [b for b in decision.picked if b not in owed]
-    if owed:
-        return StartReply(thread.id, owed[0], list(now.waiting), _next_round(entries))
-    if not now.waiting:
-        return None
-    outcome = new_entry(
-        DirectorOutcome(
-            upTo=now.waiting[-1],
-            picked=[],
-            reason=decision.reason if decision else None,
-            blocked=bool(decision and decision.blocked),
-        )
+    for agent_id in owed:
+        # A bot takes in what waits, never its own messages nor what it already took in;
+        # if a deletion left it nothing to answer, it owes nothing.
+        taken_in = [
+            i
+            for i in now.waiting
+            if i in by_id and by_id[i].authorId != agent_id and agent_id not in answered.get(i, ())
+        ]
+        if taken_in:
+            plan.start = (agent_id, taken_in)
+            return plan
+    if not now.waiting and not owed:
+        return plan
+    plan.outcome = DirectorOutcome(
+        upTo=now.waiting[-1] if now.waiting else entries[-1].id,
+        picked=[],
+        reason=decision.reason if decision else None,
+        blocked=bool(decision and decision.blocked),
     )
-    result = writer.append(thread.stream_name, outcome)
-    _settle_offset(thread, entries, bot_ids, offset, outcome, result.next_offset)
-    return None
+    return plan
 
 
-def _thread_bots(entries: list[Entry], bot_ids: set[str]) -> set[str]:
-    """Bots that took part: spoke, or were started for a reply."""
-    out = set()
+def answered_by(entries: list[Entry]) -> dict[str, set[str]]:
+    """Message id -> the bots that took it in (started a reply for it, or steered it in)."""
+    answered: dict[str, set[str]] = {}
+    agent_of: dict[str, str] = {}
     for e in entries:
-        if isinstance(e.payload, Chat) and e.authorId in bot_ids:
-            out.add(e.authorId)
-        elif isinstance(e.payload, DispatchStarted):
-            out.add(e.payload.agentId)
-    return out
+        p = e.payload
+        if isinstance(p, DispatchStarted):
+            agent_of[p.dispatchId] = p.agentId
+            for i in p.entryIds:
+                answered.setdefault(i, set()).add(p.agentId)
+        elif isinstance(p, DispatchSteered) and p.dispatchId in agent_of:
+            for i in p.entryIds:
+                answered.setdefault(i, set()).add(agent_of[p.dispatchId])
+    return answered
+
+
+def speakers_of(entries: list[Entry], bot_ids: set[str]) -> Speakers:
+    people, bots = set(), set()
+    for e in entries:
+        if isinstance(e.payload, Chat) and e.authorId:
+            (bots if e.authorId in bot_ids else people).add(e.authorId)
+    return Speakers(frozenset(people), frozenset(bots))
 
 
 def _bot_chain(entries: list[Entry], bot_ids: set[str]) -> int:
@@ -180,9 +207,15 @@ def _settle_offset(thread, entries, bot_ids, read_offset, outcome, outcome_offse
 
 
 def _since_last_person(entries: list[Entry], bot_ids: set[str]) -> list[Entry]:
-    """The last exchange: from the newest chat not authored by a bot (or all, if none)."""
+    """The last exchange: from the newest chat not authored by a bot (or all, if none).
+
+    A message a reply steered in belongs to that reply's exchange, which starts earlier.
+    """
+    steered = {
+        i for e in entries if isinstance(e.payload, DispatchSteered) for i in e.payload.entryIds
+    }
     for i in range(len(entries) - 1, -1, -1):
         e = entries[i]
-        if isinstance(e.payload, Chat) and e.authorId not in bot_ids:
+        if isinstance(e.payload, Chat) and e.authorId not in bot_ids and e.id not in steered:
             return entries[i:]
     return entries

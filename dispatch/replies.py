@@ -21,9 +21,10 @@ from django.conf import settings
 from arbe_site.concurrency import in_thread
 from arbe_site.ids import time_ordered_id
 from dispatch.conversation import Conversation, load_conversation, new_messages
-from dispatch.director import StartReply
+from dispatch.decide import StartReply
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for, spend_of
 from dispatch.pi.process import PiConfig, PiError, PiSession
+from dispatch.pi.providers import config_problem
 from threads.entries import (
     Chat,
     DispatchFailed,
@@ -31,9 +32,12 @@ from threads.entries import (
     DispatchStarted,
     DispatchSteered,
     EnvironmentPrepared,
+    Spend,
     ThreadPiFailed,
 )
+from threads.failures import is_config_error, scrub
 from threads.lifecycle import new_entry
+from threads.now import add_spend
 from threads.recency import async_stream_writer
 
 logger = logging.getLogger(__name__)
@@ -46,6 +50,7 @@ class Attempt:
     error: str = ""
     retryable: bool = False
     messages: list[dict] = field(default_factory=list)
+    closing: asyncio.Task | None = None  # Pi's shutdown, awaited after the answer is posted
 
 
 async def run_reply(start: StartReply) -> None:
@@ -61,25 +66,35 @@ async def run_reply(start: StartReply) -> None:
             round=start.round,
         )
         await writer.append(convo.stream, new_entry(started, author=convo.bot.id))
+        problem = config_problem(convo.bot.provider, convo.bot.api_key_env, convo.agent_dir)
+        if problem is not None:  # no process to start: say what an owner has to fix
+            failed = DispatchFailed(stage="spawn", error=problem[1], dispatchId=dispatch_id)
+            await writer.append(convo.stream, new_entry(failed, author=convo.bot.id))
+            return
         attempts = settings.DISPATCH_MAX_ATTEMPTS
+        spend = Spend()
         for attempt in range(1, attempts + 1):
             result = await _attempt(convo, dispatch_id, writer)
+            spend = add_spend(spend, spend_of(result.messages))  # failed attempts cost too
             if result.ok:
-                await _finish(convo, dispatch_id, writer, result)
+                try:
+                    await _finish(convo, dispatch_id, writer, result, spend)
+                finally:
+                    if result.closing is not None:
+                        await result.closing
                 return
-            final = attempt == attempts or not result.retryable
+            error = scrub(result.error)[:500] or "Pi failed."
+            final = attempt == attempts or not result.retryable or is_config_error(error)
             failed = DispatchFailed(
                 stage=result.stage,
-                error=result.error[:500],
+                error=error,
                 attempt=attempt,
                 dispatchId=dispatch_id,
                 final=final,
             )
             await writer.append(convo.stream, new_entry(failed, author=convo.bot.id))
             if result.stage in ("spawn", "process"):
-                crashed = ThreadPiFailed(
-                    error=result.error[:500], attempt=attempt, dispatchId=dispatch_id
-                )
+                crashed = ThreadPiFailed(error=error, attempt=attempt, dispatchId=dispatch_id)
                 await writer.append(convo.stream, new_entry(crashed, author=convo.bot.id))
             if final:
                 return
@@ -87,10 +102,10 @@ async def run_reply(start: StartReply) -> None:
         await writer.aclose()
 
 
-async def _finish(convo, dispatch_id, writer, result: Attempt) -> None:
+async def _finish(convo, dispatch_id, writer, result: Attempt, spend: Spend) -> None:
     text = final_text(result.messages) or "(The bot finished without saying anything.)"
     await writer.append(convo.stream, new_entry(Chat(text=text[:20_000]), author=convo.bot.id))
-    finished = DispatchFinished(dispatchId=dispatch_id, spend=spend_of(result.messages))
+    finished = DispatchFinished(dispatchId=dispatch_id, spend=spend)
     await writer.append(convo.stream, new_entry(finished, author=convo.bot.id))
 
 
@@ -134,17 +149,24 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
                     ended = True
                     break
     except TimeoutError:
+        await session.close()
         return Attempt(False, "timeout", "Pi stopped answering in time.", messages=messages)
     except PiError as exc:
+        await session.close()
         return Attempt(False, "process", str(exc), retryable=True, messages=messages)
-    finally:
-        code = await session.close()
-    if not ended:
-        return Attempt(False, "process", f"Pi exited ({code}) before finishing.", retryable=True)
-    failure = assistant_failure(messages[-1]) if messages else "Pi produced no answer."
-    if failure:
-        return Attempt(False, "model", failure, retryable=True, messages=messages)
-    return Attempt(True, messages=messages)
+    except BaseException:
+        await session.close()
+        raise
+    if ended:
+        # Pi has said everything: post the answer while it shuts down, not after.
+        closing = asyncio.get_running_loop().create_task(session.close())
+        failure = assistant_failure(messages[-1]) if messages else "Pi produced no answer."
+        if failure:
+            await closing
+            return Attempt(False, "model", failure, retryable=True, messages=messages)
+        return Attempt(True, messages=messages, closing=closing)
+    code = await session.close()
+    return Attempt(False, "process", f"Pi exited ({code}) before finishing.", retryable=True)
 
 
 async def _steer(convo, dispatch_id, session, writer, offset: str) -> str:

@@ -29,6 +29,7 @@ from threads.entries import (
     ThreadOrphaned,
     ThreadRunState,
 )
+from threads.failures import short_reason
 from threads.lifecycle import create_thread, new_entry
 from threads.log import log_reader
 from threads.models import Thread, new_thread_id
@@ -84,7 +85,7 @@ class SandboxWriter:
     """Appends to one stream through ``/api/stream/<name>`` with the run's JWT."""
 
     def __init__(self, claim: Claim, stream: str):
-        from arbe_site.asgi import application
+        from django.core.asgi import get_asgi_application
 
         token = sandbox_tokens.mint(
             agent_id=claim.agent_id,
@@ -94,9 +95,9 @@ class SandboxWriter:
             dispatch=claim.run_id,
             ttl_s=settings.DISPATCH_REPLY_CAP_S + 300,
         )
-        # In-process, through the same ASGI app a sandbox on the network would reach.
+        # In-process, through the same Django view a sandbox on the network would reach.
         self.client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=application),
+            transport=httpx.ASGITransport(app=get_asgi_application()),
             base_url=settings.ARBE_INTERNAL_URL,
             headers={"Authorization": f"Bearer {token}"},
         )
@@ -126,7 +127,7 @@ async def run_coding(claim: Claim) -> None:
         await sandbox.append(ThreadRunState(runId=claim.run_id, state=state, agentId=bot.id))
     except Exception as exc:
         logger.exception("run %s failed", claim.run_id)
-        report = report or f"The run failed: {exc}"
+        report = report or f"The run failed: {short_reason(str(exc))}"
     finally:
         await sandbox.aclose()
     await in_thread(report_to_parent, claim, ok, report)
@@ -154,7 +155,7 @@ async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWrite
     try:
         session = await PiSession.start(config)
     except PiError as exc:
-        return False, f"Pi could not start: {exc}", messages
+        return False, f"Pi could not start: {short_reason(str(exc))}", messages
     try:
         await session.prompt(claim.task)
         async for event in session.events():
@@ -172,7 +173,7 @@ async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWrite
         await session.close()
     failure = assistant_failure(messages[-1]) if messages else "Pi produced no answer."
     if failure:
-        return False, f"The run failed: {failure}", messages
+        return False, f"The run failed: {short_reason(failure)}", messages
     return True, final_text(messages) or "(The run finished without a report.)", messages
 
 

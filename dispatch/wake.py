@@ -5,7 +5,8 @@ here, the message is already in the log. A failure raises ``WakeFailed`` and
 the caller records it as ``signal.dispatch.failed {stage: "wake"}``.
 """
 
-from dispatch import director
+from dispatch import backstage
+from threads.failures import scrub
 
 
 class WakeFailed(Exception):
@@ -14,6 +15,6 @@ class WakeFailed(Exception):
 
 def wake_director(thread_id: str) -> None:
     try:
-        director.wake(thread_id)
+        backstage.wake(thread_id)
     except Exception as exc:
-        raise WakeFailed(f"{type(exc).__name__}: {exc}") from exc
+        raise WakeFailed(scrub(f"{type(exc).__name__}: {exc}")) from exc

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from houses.models import House, Membership
+from houses.models import House, HouseInvite, Membership, token_digest
 from houses.principals import Principal
 from threads.models import Thread
 from threads.recency import thread_id_of
@@ -63,6 +63,15 @@ def access_owned_house(who, slug: str) -> HouseAccess:
     if not access.is_owner:
         raise PermissionDenied("Only owners of the house may do that.")
     return access
+
+
+def access_owned_bot(who, slug: str, handle: str):
+    """An active bot of a house the caller owns, or 404 (403 for a member who isn't owner)."""
+    house = access_owned_house(who, slug).house
+    bot = house.bots.filter(handle=handle, active=True).first()
+    if bot is None:
+        raise Http404
+    return bot
 
 
 def houses_of(user):
@@ -127,3 +136,34 @@ def access_delete(access: ThreadAccess, author_id: str | None) -> None:
     """May the caller tombstone an entry written by ``author_id``? Its author or an owner."""
     if (author_id or "") != (access.principal.agent_id or "") and not access.is_owner:
         raise PermissionDenied("Only the author or an owner of the house may delete this.")
+
+
+# Invite links: every miss is the same 404, and a client that keeps missing is slowed down.
+INVITE_MISSES_ALLOWED = 20
+INVITE_MISS_WINDOW_S = 600
+
+
+def access_invite(token: str, client: str) -> HouseInvite:
+    """The usable invite behind ``token``, or 404 (unknown, expired and revoked alike).
+
+    ``client`` (the remote address) may miss ``INVITE_MISSES_ALLOWED`` times per window;
+    after that every answer is 404 without looking, so tokens can't be guessed at speed.
+    """
+    from django.core.cache import cache
+    from django.utils import timezone
+
+    key = f"invite-misses:{client}"
+    if cache.get(key, 0) >= INVITE_MISSES_ALLOWED:
+        raise Http404
+    invite = (
+        HouseInvite.objects.select_related("house")
+        .filter(
+            token_hash=token_digest(token), revoked_at__isnull=True, expires_at__gt=timezone.now()
+        )
+        .first()
+    )
+    if invite is None:
+        cache.add(key, 0, INVITE_MISS_WINDOW_S)
+        cache.incr(key)
+        raise Http404
+    return invite

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from houses.models import Agent, ApiToken, House, Membership
+from houses.models import Agent, ApiToken, House, HouseInvite, Membership
 from houses.rollup import with_rollup
 
 
@@ -80,7 +80,7 @@ class HouseAdmin(admin.ModelAdmin):
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
-    list_display = ["display_name", "handle", "kind", "house", "provider", "model", "active"]
+    list_display = ["display_name", "handle", "id", "kind", "house", "provider", "model", "active"]
     list_filter = ["kind", "active", "house"]
     search_fields = ["display_name", "handle", "id"]
     readonly_fields = ["id", "created_at"]
@@ -104,3 +104,33 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         for token in queryset:
             token.revoke()
+
+
+@admin.register(HouseInvite)
+class HouseInviteAdmin(admin.ModelAdmin):
+    """Invite links are made on the house's members page, where the link is shown once;
+    here they are read and revoked."""
+
+    list_display = ["house", "created_by", "created_at", "expires_at", "revoked_at", "joined_count"]
+    list_filter = ["house", ("revoked_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["house", "created_by"]
+    readonly_fields = [
+        "house",
+        "token_hash",
+        "created_by",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+        "joined_count",
+    ]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.action(description="Revoke the selected invite links")
+    def revoke(self, request, queryset):
+        from houses.invites import revoke_invite
+
+        for invite in queryset:
+            revoke_invite(invite)

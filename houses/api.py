@@ -9,12 +9,22 @@ from django.http import Http404, HttpResponse
 from django.views.decorators.http import require_http_methods
 
 from arbe_site.api import BadInput, api_view, error, json_response, parse_json, people_only
-from houses.access import access_house, access_owned_house, houses_of
-from houses.membership import LastOwnerError, add_bot, add_member, remove_member, retire_bot
+from arbe_site.concurrency import in_thread
+from dispatch.botcheck import check_bot as run_check
+from houses.access import access_house, access_owned_bot, access_owned_house, houses_of
+from houses.membership import (
+    LastOwnerError,
+    add_bot,
+    add_member,
+    configure_bot,
+    remove_member,
+    retire_bot,
+)
 from houses.models import Agent, House, Membership
 from houses.rollup import rollups, with_rollup
 
 Role = Annotated[str, msgspec.Meta(pattern="^(owner|member)$")]
+Involvement = Annotated[str, msgspec.Meta(pattern="^(mentions|everything)$")]
 
 
 class AddMemberBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -29,6 +39,28 @@ class AddBotBody(msgspec.Struct, forbid_unknown_fields=True):
     model: str = ""
     instructions: str = ""
     apiKeyEnv: str = ""
+    involvement: Involvement = "mentions"
+
+
+class BotChanges(msgspec.Struct, forbid_unknown_fields=True):
+    """A PATCH of a bot: only the fields given change."""
+
+    displayName: str | msgspec.UnsetType = msgspec.UNSET
+    provider: str | msgspec.UnsetType = msgspec.UNSET
+    model: str | msgspec.UnsetType = msgspec.UNSET
+    instructions: str | msgspec.UnsetType = msgspec.UNSET
+    apiKeyEnv: str | msgspec.UnsetType = msgspec.UNSET
+    involvement: Involvement | msgspec.UnsetType = msgspec.UNSET
+
+
+CHANGE_FIELDS = {
+    "displayName": "display_name",
+    "provider": "provider",
+    "model": "model",
+    "instructions": "instructions",
+    "apiKeyEnv": "api_key_env",
+    "involvement": "involvement",
+}
 
 
 def member_row(membership: Membership) -> dict:
@@ -48,6 +80,8 @@ def bot_row(bot: Agent) -> dict:
         "displayName": bot.display_name,
         "provider": bot.provider,
         "model": bot.model,
+        "apiKeyEnv": bot.api_key_env,
+        "involvement": bot.involvement,
         "active": bot.active,
     }
 
@@ -106,23 +140,56 @@ def bots(request, slug):
             model=body.model,
             instructions=body.instructions,
             api_key_env=body.apiKeyEnv,
+            involvement=body.involvement,
         )
     except ValidationError as exc:
-        field, messages = next(iter(exc.message_dict.items()))
-        field = "handle" if field == "__all__" else field  # the per-house handle constraint
-        raise BadInput(f"{field}: {' '.join(messages)}") from None
+        raise _bad_bot_input(exc) from None
     return json_response({"bot": bot_row(bot)}, status=201)
 
 
+API_FIELD = {v: k for k, v in CHANGE_FIELDS.items()}
+
+
+def _bad_bot_input(exc: ValidationError) -> BadInput:
+    field, messages = next(iter(exc.message_dict.items()))
+    field = "handle" if field == "__all__" else API_FIELD.get(field, field)
+    return BadInput(f"{field}: {' '.join(messages)}")
+
+
 @api_view
-@require_http_methods(["DELETE"])
+@require_http_methods(["GET", "PATCH", "DELETE"])
 def bot(request, slug, handle):
-    house = access_owned_house(request.principal, slug).house
+    if request.method == "GET":
+        house = access_house(request.principal, slug).house
+    else:
+        house = access_owned_house(request.principal, slug).house
     found = house.bots.filter(handle=handle, active=True).first()
     if found is None:
         raise Http404
-    retire_bot(found)
-    return HttpResponse(status=204)
+    if request.method == "GET":
+        return json_response({"bot": bot_row(found)})
+    if request.method == "DELETE":
+        retire_bot(found)
+        return HttpResponse(status=204)
+    body = parse_json(request, BotChanges)
+    changes = {
+        CHANGE_FIELDS[name]: value
+        for name in BotChanges.__struct_fields__
+        if (value := getattr(body, name)) is not msgspec.UNSET
+    }
+    try:
+        configure_bot(found, **changes)
+    except ValidationError as exc:
+        raise _bad_bot_input(exc) from None
+    return json_response({"bot": bot_row(found)})
+
+
+@api_view
+@require_http_methods(["POST"])
+async def check_bot(request, slug, handle):
+    """A one-token call through Pi with the bot's configuration; says how it went."""
+    result = await run_check(await in_thread(access_owned_bot, request.principal, slug, handle))
+    return json_response({"ok": result.ok, "result": result.text})
 
 
 @api_view

@@ -3,6 +3,11 @@
 ``threads.status_sync.announce`` sends ``thread.status`` after a status write and
 ``threads.recency`` sends ``thread.row`` after a new entry or a new thread; the row
 is re-rendered from the database row, which stays the truth if an event is lost.
+Every (re)connect starts with the whole list, fresh, so a page catches up on what
+it missed between its render and the socket, or while offline. Rows are rendered
+per connection (they carry the person's unread count), and
+``threads.unread.mark_read`` sends ``thread.read`` to every house page of the
+person who read, so a thread opened in one tab clears in the others.
 Non-members are closed with 4404.
 """
 
@@ -11,8 +16,9 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
 from houses.access import access_house
-from houses.fragments import row_fragment
+from houses.fragments import list_fragment, row_fragment
 from threads.consumers import NOT_A_MEMBER, user_group
+from threads.unread import reads_group
 
 
 @database_sync_to_async
@@ -36,14 +42,28 @@ class HouseConsumer(AsyncWebsocketConsumer):
         self.house_id = access.house.pk
         await self.channel_layer.group_add(f"house-{self.house_id}", self.channel_name)
         await self.channel_layer.group_add(user_group(self.user.pk), self.channel_name)
+        await self.channel_layer.group_add(reads_group(self.user.pk), self.channel_name)
+        # Subscribed first, then the snapshot: nothing falls between the page and the socket.
+        await self.send(
+            text_data=await database_sync_to_async(list_fragment)(self.house_id, self.user)
+        )
 
     async def thread_status(self, event):
-        html = await database_sync_to_async(row_fragment)(self.house_id, event["thread"])
+        # Rendered per connection: the row carries this person's unread count.
+        html = await database_sync_to_async(row_fragment)(self.house_id, event["thread"], self.user)
         if html:
             await self.send(text_data=html)
 
     # New entries move a row too (``threads.recency`` announces it when no status changed).
     thread_row = thread_status
+
+    async def thread_read(self, event):
+        """This person read a thread (in any tab): its unread count clears where the row is."""
+        html = await database_sync_to_async(row_fragment)(
+            self.house_id, event["thread"], self.user, move=False
+        )
+        if html:
+            await self.send(text_data=html)
 
     async def board_rows(self, event):
         """Board rows changed: the board page's own socket renders those; nothing here."""
@@ -56,3 +76,4 @@ class HouseConsumer(AsyncWebsocketConsumer):
         if self.house_id is not None:
             await self.channel_layer.group_discard(f"house-{self.house_id}", self.channel_name)
             await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)
+            await self.channel_layer.group_discard(reads_group(self.user.pk), self.channel_name)

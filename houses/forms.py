@@ -1,6 +1,6 @@
 from django import forms
 
-from houses.models import HANDLE_PATTERN, Membership
+from houses.models import HANDLE_PATTERN, INVITE_DAYS, Agent, Membership
 
 
 class NewThreadForm(forms.Form):
@@ -18,3 +18,20 @@ class AddBotForm(forms.Form):
     provider = forms.CharField(max_length=64, required=False)
     model = forms.CharField(max_length=128, required=False)
     instructions = forms.CharField(widget=forms.Textarea, required=False)
+    api_key_env = forms.RegexField(regex=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64, required=False)
+    involvement = forms.ChoiceField(
+        choices=Agent.Involvement.choices, initial=Agent.Involvement.MENTIONS, required=False
+    )
+
+    def clean_involvement(self):
+        return self.cleaned_data["involvement"] or Agent.Involvement.MENTIONS
+
+
+class BotInvolvementForm(forms.Form):
+    involvement = forms.ChoiceField(choices=Agent.Involvement.choices)
+
+
+class InviteForm(forms.Form):
+    days = forms.TypedChoiceField(
+        choices=list(INVITE_DAYS.items()), coerce=int, initial=7, label="Expires after"
+    )

@@ -1,11 +1,13 @@
 """The house page's thread rows, for the page and for the house socket alike."""
 
 import re
+from datetime import UTC, datetime
 
 from django.template.loader import render_to_string
 
 from threads.fragments import Names, house_names
 from threads.models import Thread
+from threads.unread import read_positions, unread_count
 
 AGENT_ID = re.compile(r"\bag_[a-z0-9]{12}\b")
 
@@ -15,16 +17,56 @@ def who_is_working(message: str, names: Names) -> str:
     return AGENT_ID.sub(lambda m: "@" + names.of(m.group()).handle, message)
 
 
-def thread_rows(threads, names: Names) -> list[dict]:
-    return [{"thread": t, "message": who_is_working(t.status_message, names)} for t in threads]
+def thread_rows(threads, names: Names, user=None) -> list[dict]:
+    """One row per thread: status, last activity, last message and ``user``'s unread count.
+
+    Everything comes from the thread rows (caches of the log) and one query for the
+    person's read positions, however many threads there are.
+    """
+    threads = list(threads)
+    reads = read_positions(user, (t.pk for t in threads)) if user is not None else {}
+    return [
+        {
+            "thread": t,
+            "message": who_is_working(t.status_message, names),
+            "active": when(t.last_entry_ts) or t.created_at,
+            "last": (
+                {"author": names.of(t.last_chat_author_id), "text": t.last_chat_text}
+                if t.last_chat_id
+                else None
+            ),
+            "unread": unread_count(t, reads.get(t.pk, 0)),
+        }
+        for t in threads
+    ]
 
 
-def row_fragment(house_id: int, thread_id: str) -> str:
-    """Move a thread's row to the top of the list (its status just changed), freshly rendered."""
+def when(ts_ms: int | None) -> datetime | None:
+    return datetime.fromtimestamp(ts_ms / 1000, tz=UTC) if ts_ms is not None else None
+
+
+def row_fragment(house_id: int, thread_id: str, user=None, *, move: bool = True) -> str:
+    """A thread's row freshly rendered for ``user``: moved to the top of the list (it has
+    news), or replaced where it is (``move=False``: only its unread count changed)."""
     thread = Thread.objects.filter(
         pk=thread_id, house_id=house_id, archived_at__isnull=True
     ).first()
     if thread is None:
         return ""
-    (row,) = thread_rows([thread], house_names(house_id))
-    return render_to_string("houses/_thread_row_oob.html", {"row": row})
+    (row,) = thread_rows([thread], house_names(house_id), user)
+    template = "houses/_thread_row_oob.html" if move else "houses/_thread_row_swap.html"
+    return render_to_string(template, {"row": row})
+
+
+def live_threads(house_id: int):
+    """A house's live threads, newest activity first (the house page's order)."""
+    return Thread.objects.filter(house_id=house_id, archived_at__isnull=True).order_by(
+        "-last_entry_ts", "-created_at"
+    )
+
+
+def list_fragment(house_id: int, user) -> str:
+    """The whole list, fresh, for a socket that just (re)connected: whatever happened
+    between the page's render (or the last frame before a drop) and now is caught up."""
+    rows = thread_rows(live_threads(house_id), house_names(house_id), user)
+    return render_to_string("houses/_thread_list.html", {"rows": rows, "oob": True})

@@ -45,6 +45,18 @@ def add_member(house: House, user, role: str = Membership.Role.MEMBER) -> Member
     return membership
 
 
+def join_house(house: House, user) -> tuple[Membership, bool]:
+    """``user`` in ``house`` as a member unless already in it (their role is kept).
+
+    Returns the membership and whether it is new. Joining appends nothing: house
+    membership is not part of any thread's log (docs/decisions.md, "Joining").
+    """
+    agent_for_user(user)
+    return Membership.objects.get_or_create(
+        house=house, user=user, defaults={"role": Membership.Role.MEMBER}
+    )
+
+
 @transaction.atomic
 def set_role(membership: Membership, role: str) -> Membership:
     owners = _locked_owners(membership.house)
@@ -85,7 +97,8 @@ def _locked_owners(house: House) -> list[int]:
 
 
 def add_bot(house: House, *, handle: str, display_name: str = "", **runtime) -> Agent:
-    """A new bot in ``house``; ``runtime``: provider, model, instructions, api_key_env."""
+    """A new bot in ``house``; ``runtime``: provider, model, instructions, api_key_env,
+    involvement. A configuration Pi can't run is refused (``ValidationError``)."""
     bot = Agent(
         kind=Agent.Kind.BOT,
         house=house,
@@ -94,8 +107,32 @@ def add_bot(house: House, *, handle: str, display_name: str = "", **runtime) -> 
         **runtime,
     )
     bot.full_clean()
+    _check_runtime(bot)
     bot.save()
     return bot
+
+
+BOT_SETTINGS = ("display_name", "provider", "model", "instructions", "api_key_env", "involvement")
+
+
+def configure_bot(bot: Agent, **changes) -> Agent:
+    """Change a bot's settings (any of ``BOT_SETTINGS``), checked like a new bot's."""
+    unknown = set(changes) - set(BOT_SETTINGS)
+    if unknown:
+        raise ValueError(f"not a bot setting: {', '.join(sorted(unknown))}")
+    for name, value in changes.items():
+        setattr(bot, name, value)
+    bot.full_clean()
+    if {"provider", "api_key_env"} & set(changes):
+        _check_runtime(bot)
+    bot.save(update_fields=list(changes))
+    return bot
+
+
+def _check_runtime(bot: Agent) -> None:
+    from dispatch.botcheck import validate_bot_config
+
+    validate_bot_config(bot.provider, bot.api_key_env)
 
 
 def retire_bot(bot: Agent) -> None:

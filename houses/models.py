@@ -80,6 +80,12 @@ class Agent(models.Model):
         PERSON = "person"
         BOT = "bot"
 
+    class Involvement(models.TextChoices):
+        """When a bot speaks without being mentioned (as Campfire's room involvement)."""
+
+        MENTIONS = "mentions"  # only when @mentioned, or in a one-person conversation with it
+        EVERYTHING = "everything"  # every person's message in the house's threads
+
     id = models.CharField(primary_key=True, max_length=32, default=new_agent_id, editable=False)
     kind = models.CharField(max_length=8, choices=Kind.choices)
     user = models.OneToOneField(
@@ -101,6 +107,9 @@ class Agent(models.Model):
         max_length=64,
         blank=True,
         help_text="Name of the environment variable that holds the provider key.",
+    )
+    involvement = models.CharField(
+        max_length=16, choices=Involvement.choices, default=Involvement.MENTIONS
     )
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -161,3 +170,33 @@ class ApiToken(models.Model):
         if self.revoked_at is None:
             self.revoked_at = timezone.now()
             self.save(update_fields=["revoked_at"])
+
+
+INVITE_DAYS = {1: "1 day", 7: "7 days", 30: "30 days"}
+
+
+class HouseInvite(models.Model):
+    """A link that lets people join a house until it expires or an owner revokes it.
+
+    Only the token's SHA-256 digest is kept; the link is shown to its maker once.
+    """
+
+    house = models.ForeignKey(House, on_delete=models.CASCADE, related_name="invites")
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    joined_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"invite to {self.house} (expires {self.expires_at:%Y-%m-%d %H:%M})"
+
+    @property
+    def is_usable(self) -> bool:
+        return self.revoked_at is None and self.expires_at > timezone.now()

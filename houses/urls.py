@@ -1,6 +1,6 @@
 from django.urls import path
 
-from houses import api, views
+from houses import api, joining, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -16,10 +16,25 @@ urlpatterns = [
     ),
     path("houses/<slug:slug>/bots/add", views.add_bot_form, name="add-bot"),
     path("houses/<slug:slug>/bots/<str:handle>/retire", views.retire_bot_form, name="retire-bot"),
+    path(
+        "houses/<slug:slug>/bots/<str:handle>/involvement",
+        views.bot_involvement_form,
+        name="bot-involvement",
+    ),
+    path("houses/<slug:slug>/bots/<str:handle>/check", views.check_bot_form, name="check-bot"),
+    # Invite links (houses.joining)
+    path("join/<str:token>", joining.join, name="join"),
+    path("houses/<slug:slug>/invites/new", joining.new_invite, name="new-invite"),
+    path(
+        "houses/<slug:slug>/invites/<int:pk>/revoke",
+        joining.revoke_invite_form,
+        name="revoke-invite",
+    ),
     path("api/houses", api.houses, name="api-houses"),
     path("api/houses/<slug:slug>", api.house, name="api-house"),
     path("api/houses/<slug:slug>/members", api.members, name="api-members"),
     path("api/houses/<slug:slug>/members/<str:username>", api.member, name="api-member"),
     path("api/houses/<slug:slug>/bots", api.bots, name="api-bots"),
     path("api/houses/<slug:slug>/bots/<str:handle>", api.bot, name="api-bot"),
+    path("api/houses/<slug:slug>/bots/<str:handle>/check", api.check_bot, name="api-bot-check"),
 ]

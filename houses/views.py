@@ -7,17 +7,22 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from houses.access import access_house, access_owned_house, houses_of
-from houses.forms import AddBotForm, AddMemberForm, NewThreadForm
-from houses.fragments import thread_rows
+from arbe_site.concurrency import in_thread
+from dispatch.botcheck import check_bot
+from houses.access import access_house, access_owned_bot, access_owned_house, houses_of
+from houses.forms import AddBotForm, AddMemberForm, BotInvolvementForm, InviteForm, NewThreadForm
+from houses.fragments import live_threads, thread_rows
+from houses.invites import live_invites
 from houses.membership import (
     LastOwnerError,
     add_bot,
     add_member,
     agent_for_user,
+    configure_bot,
     remove_member,
     retire_bot,
 )
+from houses.models import Agent
 from houses.rollup import rollups, with_rollup
 from houses.tokens import BadTokenName, issue_token, revoke_token, tokens_of
 from threads.fragments import house_names
@@ -33,16 +38,14 @@ def home(request):
 @login_required
 def house_page(request, slug):
     access = access_house(request.user, slug)
-    threads = access.house.threads.filter(archived_at__isnull=True).order_by(
-        "-last_entry_ts", "-created_at"
-    )
+    threads = live_threads(access.house.pk)
     return render(
         request,
         "houses/house.html",
         {
             "house": access.house,
             "membership": access.membership,
-            "rows": thread_rows(threads, house_names(access.house.pk)),
+            "rows": thread_rows(threads, house_names(access.house.pk), request.user),
             "form": NewThreadForm(),
         },
     )
@@ -77,6 +80,9 @@ def members_page(request, slug):
             "bots": house.bots.filter(active=True).order_by("handle"),
             "member_form": AddMemberForm(),
             "bot_form": AddBotForm(),
+            "involvements": Agent.Involvement.choices,
+            "invites": live_invites(house),  # invite links (houses.joining)
+            "invite_form": InviteForm(),
         },
     )
 
@@ -123,6 +129,26 @@ def add_bot_form(request, slug):
             messages.error(request, " ".join(exc.messages))
     else:
         messages.error(request, "A bot's handle is 1–32 lower-case letters, digits, - or _.")
+    return redirect("members", slug=slug)
+
+
+@login_required
+@require_POST
+def bot_involvement_form(request, slug, handle):
+    bot = access_owned_bot(request.user, slug, handle)
+    form = BotInvolvementForm(request.POST)
+    if form.is_valid():
+        configure_bot(bot, involvement=form.cleaned_data["involvement"])
+    return redirect("members", slug=slug)
+
+
+@login_required
+@require_POST
+async def check_bot_form(request, slug, handle):
+    """A one-token call through Pi; the result is shown on the members page."""
+    bot = await in_thread(access_owned_bot, await request.auser(), slug, handle)
+    result = await check_bot(bot)
+    (messages.success if result.ok else messages.error)(request, result.text)
     return redirect("members", slug=slug)
 
 

@@ -6,6 +6,16 @@ from pathlib import Path
 
 import pytest
 
+
+def pytest_configure(config):
+    """No sweep in test processes: importing the ASGI module starts the embedded backstage
+    (``start_with_web``) only when it has a sweep to run, and a timed sweep would act on
+    whichever test runs then."""
+    from django.conf import settings
+
+    settings.BACKSTAGE_SWEEP_S = 0
+
+
 pytest_plugins = [
     "tests.peers.embedded",
     "tests.peers.reference",

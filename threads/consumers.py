@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -22,11 +23,13 @@ from houses.principals import person
 from streams import errors
 from threads.fragments import entry_fragments, offset_marker
 from threads.tail_hub import hub
+from threads.unread import watch
 from threads.unreadable import readable
 
 NOT_A_MEMBER = 4404
 BAD_OFFSET = 4400
 TRY_AGAIN = 1013  # the ws extension reconnects on it
+READ_REFRESH_S = 30  # at most one read mark per open page per this many seconds
 
 
 def user_group(user_id) -> str:
@@ -47,6 +50,7 @@ def thread_access(user, thread_id: str):
 class ThreadConsumer(AsyncWebsocketConsumer):
     subscription = None
     pump = None
+    read_at = 0.0
 
     async def connect(self):
         self.user = self.scope["user"]
@@ -58,6 +62,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             return
         self.house_id = access.thread.house_id
         await self.channel_layer.group_add(user_group(self.user.pk), self.channel_name)
+        await database_sync_to_async(watch)(self.user, self.thread_id, True)
         self.subscription = await hub().subscribe(self.thread_id)
         try:
             seen = await self.catch_up(self.requested_offset())
@@ -96,6 +101,10 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             if batch is None:
                 await self.close(code=TRY_AGAIN)
                 return
+            if batch.parts and time.monotonic() - self.read_at > READ_REFRESH_S:
+                # An open page reads what lands (docs/unread.md); this keeps it counted as open.
+                self.read_at = time.monotonic()
+                await database_sync_to_async(watch)(self.user, self.thread_id, None)
             if not seen:
                 await self.send(text_data=batch.frame)
                 continue
@@ -122,3 +131,4 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             self.subscription = None
         if getattr(self, "house_id", None) is not None:
             await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)
+            await database_sync_to_async(watch)(self.user, self.thread_id, False)

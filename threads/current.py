@@ -8,11 +8,12 @@ offset; a coding run folds from the ``run_offset`` its claim stored.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 
 from houses.models import Agent
-from threads.entries import Entry, ThreadRunState
+from threads.entries import Entry, Spend, ThreadRunState
 from threads.models import Thread
-from threads.now import NowFold, ThreadNow
+from threads.now import LIVE_RUN_STATES, NowFold, Run, ThreadNow, add_spend
 from threads.reading import read_entries
 from threads.unreadable import readable_docs
 
@@ -49,4 +50,41 @@ def load_view(thread: Thread, *, now_ms: int) -> LoadedView:
     fold = NowFold(bots=bot_ids(thread.house_id), run=thread.parent_id is not None)
     for entry in entries:
         fold.apply(entry)
-    return LoadedView(fold.view(now_ms), offset)
+    now = fold.view(now_ms)
+    now.runs = with_child_records(now.runs)
+    delegated = [r for r in now.runs if r.childThreadId]
+    if now.reply is None and delegated:  # the current work is a delegated run: its spend
+        now.spend = reduce(add_spend, (r.spend for r in delegated), Spend())
+    return LoadedView(now, offset)
+
+
+def _run_spend(child: Thread) -> Spend:
+    """What a live run has spent so far, folded from its own thread (from its start)."""
+    if not child.run_offset:
+        return Spend()
+    entries, _ = read_entries(child.pk, child.run_offset)
+    fold = NowFold(run=True)
+    for entry in entries:
+        fold.apply(entry)
+    return fold.view().spend
+
+
+def with_child_records(runs: list[Run]) -> list[Run]:
+    """Delegated runs, seen from the parent: live ones with an unarchived child only, each
+    with the child thread's own stored record (one query for all).
+
+    The parent's entries say when a run was claimed and when it ended; what it is doing
+    is its child's business, and how it ended is held there too (``T/<childId>``).
+    """
+    kept = [r for r in runs if not r.childThreadId]
+    delegated = {r.childThreadId: r for r in runs if r.childThreadId and r.state in LIVE_RUN_STATES}
+    if not delegated:
+        return kept
+    children = Thread.objects.filter(pk__in=list(delegated), archived_at__isnull=True)
+    fields = ("pk", "house_id", "parent_id", "run_offset", "status", "status_message")
+    for child in children.only(*fields):
+        run = delegated[child.pk]
+        run.status, run.statusMessage = child.status, child.status_message
+        run.spend = _run_spend(child)
+        kept.append(run)
+    return kept

@@ -23,6 +23,7 @@ import regex
 from django.utils.safestring import mark_safe
 
 from threads import entries as E
+from threads import unreadable
 from threads.markup import chat_html
 from threads.narration import Name, Names, narration
 from threads.projection import visible_entries
@@ -188,7 +189,9 @@ def item_context(item: Item, names: Names) -> dict | None:
         view["line"] = phase_text(item.phase)
         view["spend"] = spend_text(item.spend)
         if item.failure is not None:
-            view["failed"] = narration(item.failure.payload, names) or "The reply failed."
+            view["failed"] = (
+                narration(item.failure.payload, names, item.failure.authorId) or "The reply failed."
+            )
     elif item.reply is not None:
         reply = item.reply
         view["reply"] = {
@@ -203,7 +206,19 @@ def item_context(item: Item, names: Names) -> dict | None:
 
 
 def describe(entry: E.Entry, names: Names) -> dict | None:
-    """What ``_entry.html`` needs for one entry, or None for entries shown as nothing."""
+    """What ``_entry.html`` needs for one entry, or None for entries shown as nothing.
+
+    An entry that decodes but can't be shown (a shape nobody foresaw) is skipped like an
+    unreadable one, and logged once: one entry never takes the page or the live tail down.
+    """
+    try:
+        return _describe(entry, names)
+    except Exception as exc:  # noqa: BLE001 - any failure to show one entry is skipped
+        unreadable.report_unshowable(entry, exc)
+        return None
+
+
+def _describe(entry: E.Entry, names: Names) -> dict | None:
     p = entry.payload
     author = names.of(entry.authorId)
     base = {"id": entry.id, "ts": entry.ts, "author": author, "author_id": entry.authorId or ""}
@@ -238,7 +253,7 @@ def describe(entry: E.Entry, names: Names) -> dict | None:
             return None  # the Now panel and the answer's footer say these
         case E.DispatchFailed() | E.ThreadPiFailed() if p.dispatchId:
             return None  # folded into the reply's line (see page_items and live_updates)
-    line = narration(p, names)
+    line = narration(p, names, entry.authorId)
     if line is None:
         return None
     failed = isinstance(p, E.DispatchFailed | E.ThreadPiFailed | E.ThreadOrphaned)

@@ -112,7 +112,10 @@ def reply_update(entry: E.Entry, names: Names) -> str | None:
                 "cost": p.spend.costUsd,
             }
         case E.DispatchFailed(final=True) | E.ThreadOrphaned() if p.dispatchId:
-            context = {"kind": "failed", "line": narration(p, names) or "The reply failed."}
+            context = {
+                "kind": "failed",
+                "line": narration(p, names, entry.authorId) or "The reply failed.",
+            }
         case _:
             return None
     return render_to_string("threads/_reply_update.html", context | {"dispatch": p.dispatchId})

@@ -6,6 +6,7 @@ director's bookkeeping. ``status`` is a cache of the fold, guarded by
 ``status_rev`` and repairable from the stream at any time.
 """
 
+from django.conf import settings
 from django.db import models
 
 from arbe_site.ids import random_id
@@ -65,6 +66,15 @@ class Thread(models.Model):
     # of entries that must outlive that offset (owed replies, the last reason).
     director_offset = models.CharField(max_length=256, blank=True)
     director_tail = models.JSONField(default=list, blank=True)
+
+    # Chat, for lists and unread counts (``threads.unread``): a cache of the log, repairable.
+    # ``chat_seq`` counts the stream's chat entries in log order (tombstoned ones included),
+    # so the n-th chat is position n; the last chat still shown is cached for its snippet.
+    chat_seq = models.PositiveBigIntegerField(default=0)
+    last_chat_id = models.CharField(max_length=128, blank=True)
+    last_chat_author_id = models.CharField(max_length=32, blank=True)
+    last_chat_text = models.CharField(max_length=200, blank=True)
+    last_chat_ts = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         indexes = [
@@ -149,3 +159,30 @@ class WindowMark(models.Model):
     @property
     def is_open(self) -> bool:
         return not self.offset
+
+
+class ThreadRead(models.Model):
+    """How far a person has read a thread: the ``chat_seq`` position they last saw.
+
+    Unread is ``thread.chat_seq - read_seq``. Positions come from the log's own order
+    (counted at the append seam), never from parsing an offset.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="thread_reads"
+    )
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="reads")
+    read_seq = models.PositiveBigIntegerField(default=0)
+    read_at = models.DateTimeField(auto_now=True)
+    # Open thread pages of this person (sockets): while one is open, new chat is read as it
+    # lands. ``watching_until`` bounds a count left behind by a process that died.
+    watchers = models.PositiveIntegerField(default=0)
+    watching_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "thread"], name="one_read_per_person_thread")
+        ]
+
+    def __str__(self):
+        return f"{self.user} read {self.thread_id} to {self.read_seq}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from threads import entries as E
+from threads.failures import is_config_error, short_reason
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,15 @@ class Names(dict):
         return self.get(agent_id, UNKNOWN) if agent_id else UNKNOWN
 
 
-def narration(p, names: Names) -> str | None:
-    """A short line for a signal, or None for signals the panel alone shows."""
+CONFIG_HINT = "an owner can fix it on the members page"
+LEGACY_NO_MENTION = "No bot was mentioned."
+
+
+def narration(p, names: Names, author: str | None = None) -> str | None:
+    """A short line for a signal, or None for signals the panel alone shows.
+
+    ``author`` is the entry's ``authorId``: a failed reply is told as its bot's.
+    """
     match p:
         case E.ThreadCreated(title=title):
             return f"Thread started: {title}"
@@ -41,20 +49,26 @@ def narration(p, names: Names) -> str | None:
         case E.ThreadRunState(state=state, agentId=agent, task=task):
             who = f"@{names.of(agent).handle} " if agent else ""
             return f"Run {who}{state}" + (f": {task[:200]}" if task else "")
-        case E.ThreadPiFailed(error=error):
-            return f"Pi failed: {error[:300]}"
+        case E.ThreadPiFailed(dispatchId=None, error=error):
+            return f"Pi failed: {short_reason(error)}"
+        case E.ThreadPiFailed():
+            return None  # a reply's process: its dispatch.failed tells the story once
         case E.ThreadOrphaned(reason=reason):
             return f"Stopped: {reason}"
         case E.ThreadChildFinished(report=report, ok=ok):
             return ("Run finished: " if ok else "Run failed: ") + report[:500]
+        case E.DirectorOutcome(reason=reason) if reason == LEGACY_NO_MENTION:
+            return None  # older threads said so after every ordinary message
         case E.DirectorOutcome(picked=[], reason=reason) if reason:
             return f"Nobody speaks: {reason}"
         case E.DispatchSteered(entryIds=ids):
             return f"The reply took in {len(ids)} new message(s)."
         case E.DispatchFinished(spend=spend):
             return f"Reply finished · {spend.totalTokens} tokens · ${spend.costUsd:.4f}"
-        case E.DispatchFailed(stage=stage, error=error, final=True):
-            return f"Reply failed ({stage}): {error[:300]}"
+        case E.DispatchFailed(error=error, final=True):
+            who = f"@{names.of(author).handle}" if author in names else "The reply"
+            hint = f"; {CONFIG_HINT}" if is_config_error(error) else ""
+            return f"{who} couldn't reply: {short_reason(error)}{hint}"
         case E.FilesChanged(paths=paths):
             return "Files changed: " + ", ".join(paths[:10])
         case E.HouseMemberAdded(agentId=agent):

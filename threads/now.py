@@ -19,6 +19,7 @@ from collections.abc import Iterable
 import msgspec
 
 from threads import entries as E
+from threads.failures import short_reason
 
 LIVE_RUN_STATES = ("claimed", "running")
 
@@ -41,13 +42,22 @@ class Reply(msgspec.Struct):
 
 
 class Run(msgspec.Struct):
-    """A delegated coding run: on its own thread, or seen from its parent."""
+    """A delegated coding run: on its own thread, or seen from its parent.
+
+    Seen from its parent (``childThreadId`` set), the run's record is the child thread's
+    own stored status (``status``, ``statusMessage``), filled in by ``threads.current``.
+    """
 
     runId: str
     state: str
     agentId: str | None = None
     childThreadId: str | None = None
     lastTs: int = 0
+    phase: str | None = None
+    round: int = 0
+    spend: E.Spend = msgspec.field(default_factory=E.Spend)
+    status: str | None = None
+    statusMessage: str = ""
 
 
 class BotRecord(msgspec.Struct):
@@ -147,13 +157,27 @@ class NowFold:
         self.taken = [i for i in self.taken if i != target]
 
     def _assistant(self, entry: E.Entry, payload: E.PiAssistant) -> None:
-        for part in payload.message.get("content") or ():
+        # Pi's shapes are Pi's business: anything malformed is skipped, never raised on.
+        message = payload.message if isinstance(payload.message, dict) else {}
+        content = message.get("content")
+        for part in content if isinstance(content, list) else ():
             if isinstance(part, dict) and part.get("type") == "toolCall" and part.get("id"):
                 call = ToolCall(str(part["id"]), str(part.get("name", "")), payload.dispatchId)
                 self.tool_calls[call.id] = call
+        usage = usage_spend(message.get("usage"))
+        if usage is None or payload.dispatchId is None:
+            return
+        # Spend accumulates live, from the current reply's or run's own usage.
+        if self.reply and self.reply.dispatchId == payload.dispatchId:
+            self.spend = add_spend(self.spend, usage)
+        run = self.runs.get(payload.dispatchId)
+        if run is not None:
+            run.spend = add_spend(run.spend, usage)
+            self.spend = add_spend(self.spend, usage) if self.reply is None else self.spend
 
     def _tool_result(self, entry: E.Entry, payload: E.PiToolResult) -> None:
-        self.tool_calls.pop(str(payload.message.get("toolCallId", "")), None)
+        if isinstance(payload.message, dict):
+            self.tool_calls.pop(str(payload.message.get("toolCallId", "")), None)
 
     def _decided(self, entry: E.Entry, payload: E.DirectorDecided) -> None:
         for agent in payload.picked:
@@ -193,25 +217,33 @@ class NowFold:
     def _phase(self, entry: E.Entry, payload: E.DispatchPhase) -> None:
         if self.reply and self.reply.dispatchId == payload.dispatchId:
             self.reply.phase, self.reply.round = payload.phase, payload.round
+        run = self.runs.get(payload.dispatchId)  # a run narrates under its run id
+        if run is not None:
+            run.phase, run.round = payload.phase, payload.round
 
     def _steered(self, entry: E.Entry, payload: E.DispatchSteered) -> None:
         if self.reply and self.reply.dispatchId == payload.dispatchId:
             self.taken.extend(i for i in payload.entryIds if i not in self.taken)
 
     def _finished(self, entry: E.Entry, payload: E.DispatchFinished) -> None:
-        self.spend = payload.spend
+        # The final figure never undoes what was counted live: take the larger of each.
+        mine = self.reply is not None and self.reply.dispatchId == payload.dispatchId
+        self.spend = max_spend(self.spend, payload.spend) if mine else payload.spend
         reply = self._end_reply(payload.dispatchId)
         if reply:
             self.bot_records[reply.agentId] = BotRecord(reply.agentId, "done")
         self.failed_attempts = 0
 
     def _failed(self, entry: E.Entry, payload: E.DispatchFailed) -> None:
+        mine = self.reply is not None and self.reply.dispatchId == payload.dispatchId
         if not payload.final:
-            if self.reply and self.reply.dispatchId == payload.dispatchId:
+            if mine:
                 self.reply.phase = "retrying"
             return
+        if self.reply is not None and not mine:
+            return  # another reply's failure, or a wake's: the running reply goes on
         self.failed_attempts = max(self.failed_attempts, payload.attempt)
-        self.silence = f"Last attempt failed ({payload.stage}): {payload.error}"
+        self.silence = f"The last attempt failed: {short_reason(payload.error)}"
         reply = self._end_reply(payload.dispatchId)
         if reply:
             self.bot_records[reply.agentId] = BotRecord(reply.agentId, "error", self.silence)
@@ -219,12 +251,13 @@ class NowFold:
     def _pi_failed(self, entry: E.Entry, payload: E.ThreadPiFailed) -> None:
         if payload.runId and payload.runId in self.runs:
             self.runs[payload.runId].state = "failed"
-        if self.reply and self.reply.dispatchId == payload.dispatchId:
-            # The reply goes on (a retry) or ends with its own dispatch.failed.
-            self.reply.phase = "retrying"
+        if payload.dispatchId is not None:
+            # A reply's process: it goes on (a retry) or ends with its own dispatch.failed.
+            if self.reply and self.reply.dispatchId == payload.dispatchId:
+                self.reply.phase = "retrying"
             return
         self.failed_attempts = max(self.failed_attempts, payload.attempt)
-        self.silence = f"Pi failed: {payload.error}"
+        self.silence = f"Pi failed: {short_reason(payload.error)}"
 
     def _orphaned(self, entry: E.Entry, payload: E.ThreadOrphaned) -> None:
         self.silence = f"Stopped: {payload.reason}"
@@ -238,7 +271,8 @@ class NowFold:
         run = self.runs.get(payload.runId)
         if run is None:
             run = self.runs[payload.runId] = Run(payload.runId, payload.state)
-            self.spend = E.Spend()
+            if payload.childThreadId is None:  # a run on this thread: its spend starts now
+                self.spend = E.Spend()
         run.state = payload.state
         run.agentId = payload.agentId or run.agentId
         run.childThreadId = payload.childThreadId or run.childThreadId
@@ -250,13 +284,45 @@ class NowFold:
                 run.state = "finished" if payload.ok else "failed"
 
     def _end_reply(self, dispatch_id: str | None) -> Reply | None:
+        """End the running reply if it is ``dispatch_id``'s; a failure ends only its own."""
         reply = self.reply
-        if reply is None or (dispatch_id and reply.dispatchId != dispatch_id):
+        if reply is None or reply.dispatchId != dispatch_id:
             return None
         self.reply = None
         self.tool_calls.clear()
         self.taken.clear()
         return reply
+
+
+SPEND_FIELDS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+
+
+def usage_spend(usage) -> E.Spend | None:
+    """Pi's ``usage`` as ``Spend``; None when it isn't the shape Pi writes."""
+    if not isinstance(usage, dict):
+        return None
+    try:
+        counts = {f: int(usage.get(f) or 0) for f in SPEND_FIELDS}
+        cost = usage.get("cost")
+        total = float(cost.get("total") or 0.0) if isinstance(cost, dict) else 0.0
+    except (TypeError, ValueError):
+        return None
+    if any(v < 0 for v in counts.values()) or total < 0:
+        return None
+    return E.Spend(**counts, costUsd=total)
+
+
+def add_spend(a: E.Spend, b: E.Spend) -> E.Spend:
+    return E.Spend(
+        **{f: getattr(a, f) + getattr(b, f) for f in SPEND_FIELDS}, costUsd=a.costUsd + b.costUsd
+    )
+
+
+def max_spend(a: E.Spend, b: E.Spend) -> E.Spend:
+    return E.Spend(
+        **{f: max(getattr(a, f), getattr(b, f)) for f in SPEND_FIELDS},
+        costUsd=max(a.costUsd, b.costUsd),
+    )
 
 
 _HANDLERS = {

@@ -33,6 +33,7 @@ from threads.entries import Entry, encode_entry
 from threads.models import Thread
 from threads.status import moves_status
 from threads.status_sync import track_after_append
+from threads.unread import note_appended
 
 logger = logging.getLogger(__name__)
 THREAD_STREAM_PREFIX = "arbe-thread-"
@@ -147,6 +148,7 @@ def after_append(
         return
     from threads.windows import note_append  # windows read logs; imported late
 
+    note_appended(thread_id, entries)  # before locate_chat: it skips chat already located
     locate_chat(thread_id, entries, next_offset, note_append(thread_id, entries, next_offset))
     # A status write announces the row itself; otherwise recency does, so the house list
     # follows new entries too.

@@ -94,10 +94,14 @@ def _bot_message(state: str) -> str:
 
 
 def _run_record(run, now_ms: int) -> Record:
+    if run.childThreadId is not None and run.status:
+        # A delegated run, seen from its parent: the child thread's own stored record.
+        return Record("run", run.runId, run.status, run.statusMessage or f"Run {run.state}.")
     if run.state in LIVE_RUN_STATES:
         if run.childThreadId is None and now_ms - run.lastTs > RUN_SILENCE_MS:
             return Record("run", run.runId, Status.ERROR, "The run went silent for 90 s.")
-        return Record("run", run.runId, Status.WORKING, f"Run {run.state}.")
+        doing = f": {run.phase} (round {run.round})" if run.phase else "."
+        return Record("run", run.runId, Status.WORKING, f"Run {run.state}{doing}")
     if run.state == "finished":
         return Record("run", run.runId, Status.DONE, "Run finished.")
     return Record("run", run.runId, Status.ERROR, f"Run {run.state}.")

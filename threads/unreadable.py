@@ -92,3 +92,9 @@ def readable_docs(docs: Iterable[Any], where: str = "") -> list[Entry]:
         except EntryError as exc:
             _report(repr(doc).encode(errors="replace"), str(exc), where)
     return entries
+
+
+def report_unshowable(entry: Entry, exc: Exception) -> None:
+    """An entry that decoded but could not be shown: skipped by the caller, logged once."""
+    if _once.first(f"show:{entry.id}:{type(exc).__name__}".encode()):
+        logger.warning("skipped entry %s that could not be shown", entry.id, exc_info=exc)

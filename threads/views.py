@@ -12,6 +12,7 @@ from houses.principals import person
 from threads.fragments import page_context, window_context
 from threads.reading import ThreadLogMissing
 from threads.status_sync import now_ms
+from threads.unread import mark_read
 
 
 def viewer(user):
@@ -21,6 +22,7 @@ def viewer(user):
 @login_required
 def thread_page(request, thread_id):
     access = access_person_thread(viewer(request.user), thread_id)
+    mark_read(request.user, access.thread)  # opening a thread reads it (docs/unread.md)
     try:
         around = request.GET.get("around", "")[:128]
         context = page_context(access, now_ms=now_ms(), around=around)

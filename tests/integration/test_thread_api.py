@@ -84,7 +84,7 @@ def test_a_wake_failure_keeps_the_chat_and_records_a_signal(world, monkeypatch):
     def broken(thread_id):
         raise ConnectionError("backstage is down")
 
-    monkeypatch.setattr("dispatch.director.wake", broken)
+    monkeypatch.setattr("dispatch.backstage.wake", broken)
     response = post(world.client_for(world.member), world.thread, "still here")
     assert response.status_code == 201
     *_, chat, failure = entries_of(world.thread)

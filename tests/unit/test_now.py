@@ -296,3 +296,53 @@ def test_an_ended_run_never_reads_working(state):
     log = Log()
     log.add(E.ThreadRunState(runId="r1", state=state))
     assert status(log).state != "working"
+
+
+def usage(total, cost=0.001):
+    return {"input": total - 1, "output": 1, "totalTokens": total, "cost": {"total": cost}}
+
+
+def test_spend_counts_live_and_the_final_figure_never_lowers_it():
+    log = Log()
+    m = log.chat()
+    log.add(E.DispatchStarted(dispatchId="d1", agentId=BOT, entryIds=[m]))
+    log.add(E.PiAssistant(dispatchId="d1", message={"role": "assistant", "usage": usage(10)}))
+    log.add(E.PiAssistant(dispatchId="d1", message={"role": "assistant", "usage": usage(5)}))
+    assert view(log).spend.totalTokens == 15  # during the reply
+    log.add(E.DispatchFinished(dispatchId="d1", spend=E.Spend(totalTokens=5)))
+    assert view(log).spend.totalTokens == 15
+
+
+def test_malformed_pi_messages_are_skipped():
+    log = Log()
+    m = log.chat()
+    log.add(E.DispatchStarted(dispatchId="d1", agentId=BOT, entryIds=[m]))
+    for message in ({"content": "text", "usage": "lots"}, {"content": [1, None]}, {"usage": []}):
+        log.add(E.PiAssistant(dispatchId="d1", message=message))
+    log.add(E.PiToolResult(dispatchId="d1", message={"toolCallId": ["x"]}))
+    now = view(log)
+    assert now.reply.dispatchId == "d1" and now.spend.totalTokens == 0
+
+
+def test_a_run_on_its_own_thread_shows_phase_round_and_spend():
+    log = Log()
+    log.add(E.ThreadRunState(runId="r1", state="running", agentId=BOT))
+    log.add(E.DispatchPhase(dispatchId="r1", phase="tool", round=2, tool="bash"))
+    log.add(E.PiAssistant(dispatchId="r1", message={"role": "assistant", "usage": usage(7)}))
+    now = reduce_thread_now(log.entries, now_ms=log.last_ts + 1, bots=BOTS, run=True)
+    (run,) = now.runs
+    assert (run.phase, run.round, run.spend.totalTokens) == ("tool", 2, 7)
+    assert now.spend.totalTokens == 7
+    s = derive_thread_status(now)
+    assert s.state == "working" and "tool (round 2)" in s.message
+
+
+def test_a_failure_ends_only_its_own_reply():
+    log = Log()
+    m = log.chat()
+    log.add(E.DispatchStarted(dispatchId="d1", agentId=BOT, entryIds=[m]))
+    log.add(E.DispatchFailed(stage="wake", error="down"))  # no dispatch id
+    log.add(E.DispatchFailed(stage="model", error="x", dispatchId="d0"))  # another reply's
+    now = view(log)
+    assert now.reply.dispatchId == "d1" and now.failedAttempts == 0
+    assert [(b.agentId, b.state) for b in now.bots] == [(BOT, "working")]

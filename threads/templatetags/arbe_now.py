@@ -24,13 +24,32 @@ def reply_doing(reply, now) -> str:
     return DOING.get(reply.phase, "is replying")
 
 
+RUN_DOING = {
+    "thinking": "thinking",
+    "tool": "running a tool",
+    "answering": "writing",
+    "steering": "reading new messages",
+    "retrying": "trying again",
+}
+
+
+@register.filter
+def run_doing(run) -> str:
+    """ "is running a task · thinking, step 2": a delegated run's phase and round as words."""
+    doing = RUN_DOING.get(run.phase or "")
+    if not doing:
+        return "is running a task"
+    step = f", step {run.round}" if run.round else ""
+    return f"is running a task · {doing}{step}"
+
+
 @register.simple_tag
 def now_line(now, reply_bot, runs, owed, failed=()) -> str:
     """The most pressing thing the panel says, in one line (the phone's bar)."""
     if now.reply and reply_bot:
         return format_html("@{} {}", reply_bot.handle, reply_doing(now.reply, now))
     if runs:
-        return format_html("@{} is running a task", runs[0]["bot"].handle)
+        return format_html("@{} {}", runs[0]["bot"].handle, run_doing(runs[0]["run"]))
     if owed:
         handles = format_html_join(", ", "@{}", ((b.handle,) for b in owed))
         return format_html("waiting for {}", handles)

@@ -1,4 +1,10 @@
-"""Seed the demo house: an owner, a member, a bot and a first thread. Idempotent."""
+"""Seed the demo house: an owner, a member, an admin, a bot and a first thread. Idempotent.
+
+Passwords are printed only when this command sets them (they are never stored in
+clear, so a later run can't show them again): on first seeding, or with
+``--reset-passwords``, which sets and prints new ones. The logins come last, in a
+box, so ``make run`` ends its log with them just before the server starts.
+"""
 
 import os
 import secrets
@@ -7,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from houses.membership import add_member
+from houses.membership import add_member, agent_for_user
 from houses.models import Agent, House, Membership
 from threads.lifecycle import create_thread
 
@@ -15,18 +21,34 @@ DEMO_PEOPLE = [
     ("owner", Membership.Role.OWNER, "ARBE_DEMO_OWNER_PASSWORD"),
     ("member", Membership.Role.MEMBER, "ARBE_DEMO_MEMBER_PASSWORD"),
 ]
+# The admin story (/admin/): a superuser outside the demo house.
+DEMO_ADMIN = ("admin", "ARBE_DEMO_ADMIN_PASSWORD")
 
 
 class Command(BaseCommand):
-    help = "Create the demo house (owner, member, one bot, one thread) if it is not there yet."
+    help = (
+        "Create the demo house (owner, member, one bot, one thread) and an admin account "
+        "if they are not there yet; print the logins it sets."
+    )
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--reset-passwords",
+            action="store_true",
+            help="set new passwords for the demo accounts and print them",
+        )
+        parser.add_argument("--url", default="", help="the address to show in the logins box")
+
+    def handle(self, *args, reset_passwords=False, url="", **options):
+        self.reset = reset_passwords
+        self.logins: list[tuple[str, str, str]] = []  # (username, password or "", what for)
         with transaction.atomic():
             house, created = House.objects.get_or_create(slug="demo", defaults={"name": "Demo"})
             users = {}
             for username, role, env_name in DEMO_PEOPLE:
-                users[username] = self._person(username, env_name)
+                users[username] = self._person(username, env_name, f"{role} of Demo")
                 add_member(house, users[username], role)
+            self._admin()
             Agent.objects.get_or_create(
                 house=house,
                 kind=Agent.Kind.BOT,
@@ -41,18 +63,51 @@ class Command(BaseCommand):
         if not house.threads.exists():
             create_thread(house=house, title="Welcome to arbe", by=users["owner"].agent)
         self.stdout.write("Demo house ready." if created else "Demo house already seeded.")
+        self.stdout.write(logins_box(self.logins, url))
 
-    def _person(self, username: str, env_name: str):
+    def _person(self, username: str, env_name: str, what: str):
         User = get_user_model()
         user = User.objects.filter(username=username).first()
-        if user is not None:
-            return user
-        password = os.environ.get(env_name)
-        user = User.objects.create_user(username=username, password=password or None)
-        if not password:
-            password = secrets.token_urlsafe(12)
-            user.set_password(password)
-            user.save(update_fields=["password"])
-            # Shown once, when the account is made; never stored in clear.
-            self.stdout.write(f"Demo login: {username} / {password}")
+        if user is None:
+            user = User.objects.create_user(username=username)
+            agent_for_user(user)
+        self._password(user, env_name, what, new=user.has_usable_password() is False)
         return user
+
+    def _admin(self) -> None:
+        username, env_name = DEMO_ADMIN
+        User = get_user_model()
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            user = User.objects.create_superuser(username=username, email="", password=None)
+        self._password(user, env_name, "site admin, /admin/", new=not user.has_usable_password())
+
+    def _password(self, user, env_name: str, what: str, *, new: bool) -> None:
+        """Set a password if the account has none (or on reset); remember it for the box."""
+        if not (new or self.reset):
+            self.logins.append((user.get_username(), "", what))
+            return
+        password = os.environ.get(env_name) or secrets.token_urlsafe(12)
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        self.logins.append((user.get_username(), password, what))
+
+
+def logins_box(logins: list[tuple[str, str, str]], url: str = "") -> str:
+    """The demo logins framed, so they stand out at the end of a long log."""
+    lines = ["Demo logins" + (f" at {url}" if url else "")]
+    lines.append("")
+    width = max(len(name) for name, _, _ in logins)
+    hidden = False
+    for name, password, what in logins:
+        shown = password or "(set earlier, not shown again)"
+        hidden = hidden or not password
+        lines.append(f"{name:<{width}}  {shown}   {what}")
+    if hidden:
+        lines += ["", "Forgot them? manage.py seed_demo --reset-passwords prints new ones."]
+    else:
+        lines += ["", "Shown once: passwords are stored only as hashes."]
+    inner = max(len(line) for line in lines)
+    rule = "─" * (inner + 2)
+    body = [f"│ {line:<{inner}} │" for line in lines]
+    return "\n".join([f"┌{rule}┐", *body, f"└{rule}┘"])

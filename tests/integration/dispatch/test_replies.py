@@ -118,12 +118,13 @@ def test_two_mentioned_bots_answer_one_after_the_other(live):
     assert live.now()["status"]["state"] == "done"
 
 
-def test_no_mention_is_settled_with_a_reason(live):
+def test_ordinary_chat_is_settled_without_a_word(live):
     live.post("just talking among people")
     live.settle()
     *_, outcome = live.entries()
-    assert outcome.payload.reason == "No bot was mentioned."
-    assert live.now()["status"]["state"] == "idle"
+    assert (outcome.payload.picked, outcome.payload.reason) == ([], None)
+    body = live.now()
+    assert body["status"]["state"] == "idle" and body["now"]["silence"] is None
     assert live.fake.requests == []
 
 

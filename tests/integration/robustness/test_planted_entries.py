@@ -231,3 +231,22 @@ def test_generated_entries_planted_in_a_log_break_no_reader(world, raw_log, raws
     plant(raw_log, world.thread, raws)
     readers_stay_up(world)
     assert len(log_bytes(world.thread)) >= tail_before + len(raws)
+
+
+def test_an_entry_that_decodes_but_cannot_be_shown_is_skipped_on_the_page(world, monkeypatch):
+    from threads import entry_views
+
+    shown = entry_views._describe
+
+    def fragile(entry, names):
+        if getattr(entry.payload, "text", None) == "explodes":
+            raise RuntimeError("a shape nobody foresaw")
+        return shown(entry, names)
+
+    monkeypatch.setattr(entry_views, "_describe", fragile)
+    before, bad, after = post(world, "before"), post(world, "explodes"), post(world, "after")
+    page = world.client_for(world.member).get(f"/threads/{world.thread.id}/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert f"entry-{before}" in text and f"entry-{after}" in text
+    assert f"entry-{bad}" not in text

@@ -53,3 +53,10 @@ async def frame_with(communicator, needle: str, timeout: float = 5) -> str:
         text = await communicator.receive_from(timeout)
         if needle in text:
             return text
+
+
+async def house_socket(slug: str, user) -> WebsocketCommunicator:
+    """A member's house-page socket, past the list snapshot every connect starts with."""
+    communicator = await open_socket(f"/ws/houses/{slug}/", user)
+    assert 'id="threads"' in await communicator.receive_from(10)
+    return communicator

@@ -54,3 +54,55 @@ def test_house_list_has_rollup_columns(world, admin_client_):
     world.client_for(world.member).post(f"/api/threads/{world.thread.id}/entries", {"text": "x"})
     html = admin_client_.get("/admin/houses/house/").content.decode()
     assert "column-n_working" in html and world.thread.id in html
+
+
+def test_thread_list_shows_dates_and_names_not_epoch_ms_and_ids(world, admin_client_):
+    from threads.models import Thread
+
+    world.client_for(world.member).post(
+        f"/api/threads/{world.thread.id}/entries", {"text": "@helper hi"}
+    )
+    Thread.objects.filter(pk=world.thread.pk).update(
+        last_entry_ts=1_767_225_600_000, status_message=f"{world.bot.id} is thinking"
+    )
+    html = admin_client_.get("/admin/threads/thread/").content.decode()
+    assert "column-last_entry" in html and "1767225600000" not in html
+    assert "1 Jan 2026, 00:00" in html
+    assert f"Helper (@helper) {world.bot.id} is thinking" in html
+    change = admin_client_.get(f"/admin/threads/thread/{world.thread.id}/change/")
+    assert change.status_code == 200
+    text = change.content.decode()
+    assert "Last message" in text and "@helper hi" in text
+
+
+def test_thread_list_filters_by_status_and_house_and_searches_titles(world, admin_client_):
+    html = admin_client_.get("/admin/threads/thread/").content.decode()
+    assert "?status__exact=idle" in html and f"?house__id__exact={world.house.pk}" in html
+    found = admin_client_.get("/admin/threads/thread/", {"q": "Plan"}).content.decode()
+    assert "Plans" in found and ">Other<" not in found
+
+
+def test_raw_entries_fold_long_json_and_name_authors(world, admin_client_):
+    client = world.client_for(world.member)
+    client.post(f"/api/threads/{world.thread.id}/entries", {"text": "short"})
+    client.post(f"/api/threads/{world.thread.id}/entries", {"text": "long " * 100})
+    response = admin_client_.get(f"/admin/threads/thread/{world.thread.id}/entries/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.count("<details>") == 1 and 'class="entry-json"' in html
+    assert 'mia <span class="handle">@mia</span>' in html
+    assert 'style="' not in html.split('id="content"')[1]
+    assert "arbe/admin.css" in html
+
+
+def test_invites_are_listed_in_the_admin(world, admin_client_):
+    from houses.invites import make_invite
+
+    invite, raw = make_invite(world.house, world.owner)
+    response = admin_client_.get("/admin/houses/houseinvite/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "column-expires_at" in html and "column-joined_count" in html and "olive" in html
+    assert raw not in html
+    change = admin_client_.get(f"/admin/houses/houseinvite/{invite.pk}/change/")
+    assert change.status_code == 200 and raw not in change.content.decode()

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('threads', '0003_entry_location_deleted_by'),
+        ('threads', '0004_unread_positions'),
     ]
 
     operations = [

@@ -1,0 +1,34 @@
+"""Backstage bookkeeping kept in the database.
+
+``Lease``: a named, timed right to do something once across every process (the 60 s
+sweep). Taken by a compare-and-set on its expiry, so it needs no advisory locks and
+works the same on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+
+from django.db import IntegrityError, models
+from django.utils import timezone
+
+
+class Lease(models.Model):
+    name = models.CharField(primary_key=True, max_length=64)
+    holder = models.CharField(max_length=128, blank=True)
+    until = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.name} held by {self.holder or 'nobody'} until {self.until:%H:%M:%S}"
+
+
+def take_lease(name: str, seconds: float, holder: str) -> bool:
+    """Hold ``name`` for ``seconds`` if nobody holds it now; True if this call got it."""
+    now = timezone.now()
+    if not Lease.objects.filter(name=name).exists():
+        # Another process may make it first; the update below decides who holds it.
+        with contextlib.suppress(IntegrityError):
+            Lease.objects.create(name=name, holder="", until=now - datetime.timedelta(seconds=1))
+    until = now + datetime.timedelta(seconds=seconds)
+    return bool(Lease.objects.filter(name=name, until__lte=now).update(holder=holder, until=until))

@@ -1,0 +1,76 @@
+"""Joining a house with an invite link, and owners making and revoking those links.
+
+``GET /join/<token>`` only shows what would happen (link unfurlers and prefetchers
+must not join anyone); ``POST`` joins, signing a new person up first if nobody is
+signed in. Every miss is the same 404 (``houses.access.access_invite``).
+"""
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from houses.access import access_invite, access_owned_house
+from houses.forms import InviteForm
+from houses.invites import DEFAULT_DAYS, accept_invite, make_invite, revoke_invite
+
+
+class SignUpForm(UserCreationForm):
+    """Username and password, held to ``AUTH_PASSWORD_VALIDATORS``."""
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username",)
+
+
+@require_http_methods(["GET", "POST"])
+def join(request, token):
+    invite = access_invite(token, request.META.get("REMOTE_ADDR", ""))
+    house, user = invite.house, request.user
+    form = None
+    if request.method == "POST":
+        if user.is_authenticated:
+            _, joined = accept_invite(invite, user)
+            if joined:
+                messages.success(request, f"Welcome to {house.name}.")
+            return redirect("house", slug=house.slug)
+        form = SignUpForm(request.POST)
+        if form.is_valid():
+            user = form.save()
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            accept_invite(invite, user)
+            messages.success(request, f"Welcome to {house.name}, {user.get_username()}.")
+            return redirect("house", slug=house.slug)
+    member = user.is_authenticated and house.memberships.filter(user=user).exists()
+    context = {
+        "house": house,
+        "invite": invite,
+        "form": form or SignUpForm(),
+        "is_member": member,
+        "login_url": f"{reverse('login')}?next={request.path}",
+    }
+    return render(request, "houses/join.html", context, status=400 if form else 200)
+
+
+@login_required
+@require_POST
+def new_invite(request, slug):
+    """Answers with the link itself: it is in this response and nowhere else."""
+    house = access_owned_house(request.user, slug).house
+    form = InviteForm(request.POST)
+    days = form.cleaned_data["days"] if form.is_valid() else DEFAULT_DAYS
+    invite, raw = make_invite(house, request.user, days)
+    link = request.build_absolute_uri(reverse("join", args=[raw]))
+    context = {"house": house, "invite": invite, "link": link}
+    return render(request, "houses/invite_made.html", context, status=201)
+
+
+@login_required
+@require_POST
+def revoke_invite_form(request, slug, pk):
+    house = access_owned_house(request.user, slug).house
+    revoke_invite(get_object_or_404(house.invites, pk=pk))
+    messages.success(request, "Invite link revoked: it no longer lets anyone in.")
+    return redirect("members", slug=slug)

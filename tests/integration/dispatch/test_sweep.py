@@ -1,0 +1,45 @@
+"""The 60 s sweep: started with the process that owns backstage, once per interval overall."""
+
+import pytest
+
+from dispatch.backstage import HOLDER, SWEEP_LEASE, backstage, start_with_web
+from dispatch.models import Lease, take_lease
+from threads.models import Thread
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_lease_is_held_by_one_taker_until_it_expires():
+    assert take_lease("job", 60, "worker-1") is True
+    assert take_lease("job", 60, "worker-2") is False  # a second worker's tick does nothing
+    assert Lease.objects.get(name="job").holder == "worker-1"
+    Lease.objects.filter(name="job").update(until="2000-01-01T00:00:00Z")
+    assert take_lease("job", 60, "worker-2") is True
+    assert Lease.objects.get(name="job").holder == "worker-2"
+
+
+@pytest.mark.backstage
+def test_the_web_process_starts_the_sweep_at_once(world, settings, live_wait):
+    # A record stored as working with nothing behind it: only the sweep can repair it.
+    Thread.objects.filter(pk=world.thread.pk).update(status="working", status_message="stale")
+    settings.BACKSTAGE = "inprocess"
+    settings.BACKSTAGE_SWEEP_S = 3600  # the first sweep runs now, the next in an hour
+    start_with_web()
+    assert backstage().sweeping is not None
+    live_wait(lambda: Thread.objects.get(pk=world.thread.pk).status == "idle")
+    assert Lease.objects.get(name=SWEEP_LEASE).holder == HOLDER
+
+
+@pytest.fixture
+def live_wait():
+    import time
+
+    def wait(predicate, timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            time.sleep(0.05)
+        raise AssertionError("condition not reached")
+
+    return wait

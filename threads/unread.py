@@ -1,0 +1,233 @@
+"""Unread counts and the last message, kept beside each thread (docs/unread.md).
+
+A thread's chat entries are numbered in log order as they are appended:
+``Thread.chat_seq`` is how many there are, so the n-th chat is position n. A
+person's ``ThreadRead.read_seq`` is the position they have read up to, and their
+unread count is ``chat_seq - read_seq``. Positions come from the log's own order,
+counted at the append seam; offsets stay opaque.
+
+The append seam (``threads.recency.after_append``) calls ``note_appended`` once
+per append. It also caches the newest chat still shown (author, snippet, time) on
+the row, so the house page lists threads without folding streams. Both are caches
+of the log: ``rebuild_chat_cache`` recomputes them from the stream.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from datetime import timedelta
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import connection
+from django.db.models import Case, F, Q, Value, When
+from django.utils import timezone
+
+from threads.entries import Chat, EntryDeleted, first_of_each_id
+from threads.models import EntryLocation, Thread, ThreadRead
+
+logger = logging.getLogger(__name__)
+SNIPPET_CHARS = 140
+# How long an open page counts as watching without news of it (a crashed process's count).
+WATCH_TTL = timedelta(minutes=10)
+WHITESPACE = re.compile(r"\s+")
+
+
+def reads_group(user_id) -> str:
+    """Every house page one person has open: a read in one tab clears the others."""
+    return f"reads-{user_id}"
+
+
+def snippet(text: str) -> str:
+    flat = WHITESPACE.sub(" ", text).strip()
+    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1].rstrip() + "…"
+
+
+def note_appended(thread_id: str, entries: Sequence) -> None:
+    """The append seam's hook: number new chat, cache the newest, and let authors have read it.
+
+    Runs before ``locate_chat`` records the batch, so a chat already located (a retried
+    append that reached the seam twice) is not counted again.
+    """
+    chats = [e for e in entries if isinstance(e.payload, Chat)]
+    if chats:
+        known = set(
+            EntryLocation.objects.filter(
+                thread_id=thread_id, entry_id__in=[e.id for e in chats]
+            ).values_list("entry_id", flat=True)
+        )
+        fresh = [e for e in first_of_each_id(chats) if e.id not in known]
+        if fresh:
+            _count_chat(thread_id, fresh)
+    deleted = {e.payload.entryId for e in entries if isinstance(e.payload, EntryDeleted)}
+    if deleted and Thread.objects.filter(pk=thread_id, last_chat_id__in=deleted).exists():
+        _refresh_last_chat(thread_id)
+
+
+def _count_chat(thread_id: str, fresh: list) -> None:
+    last = fresh[-1]
+    # The newest chat by time wins: two appends' hooks may run in either order.
+    newer = Q(last_chat_ts__isnull=True) | Q(last_chat_ts__lte=last.ts)
+
+    def if_newer(field: str, value):
+        kind = Thread._meta.get_field(field)
+        return Case(When(newer, then=Value(value, output_field=kind)), default=F(field))
+
+    updated = Thread.objects.filter(pk=thread_id).update(
+        chat_seq=F("chat_seq") + len(fresh),
+        last_chat_id=if_newer("last_chat_id", last.id),
+        last_chat_author_id=if_newer("last_chat_author_id", last.authorId or ""),
+        last_chat_text=if_newer("last_chat_text", snippet(last.payload.text)),
+        last_chat_ts=if_newer("last_chat_ts", last.ts),
+    )
+    if not updated:
+        return
+    # Whoever writes a message has read the thread up to it.
+    seq = Thread.objects.filter(pk=thread_id).values_list("chat_seq", flat=True).first() or 0
+    first = seq - len(fresh)
+    position = {e.authorId: first + i + 1 for i, e in enumerate(fresh) if e.authorId}
+    from houses.models import Agent
+
+    people = Agent.objects.filter(
+        pk__in=position, kind=Agent.Kind.PERSON, user__isnull=False
+    ).values_list("pk", "user_id")
+    for agent_id, user_id in people:
+        advance(user_id, thread_id, position[agent_id])
+    # People with the thread open see it land (their page's socket refreshes ``watching_until``).
+    ThreadRead.objects.filter(
+        thread_id=thread_id, watchers__gt=0, watching_until__gt=timezone.now(), read_seq__lt=seq
+    ).update(read_seq=seq)
+
+
+def advance(user_id, thread_id: str, seq: int) -> bool:
+    """Move a person's read position forward to ``seq``, never back; True if it moved.
+
+    One statement whatever the row's state (an upsert guarded by ``read_seq < seq``), so
+    the pages that mark reads keep a constant query count.
+    """
+    table = ThreadRead._meta.db_table
+    sql = (
+        f"INSERT INTO {table} (user_id, thread_id, read_seq, read_at, watchers)"
+        " VALUES (%s, %s, %s, %s, 0)"
+        " ON CONFLICT (user_id, thread_id) DO UPDATE"
+        " SET read_seq = excluded.read_seq, read_at = excluded.read_at"
+        f" WHERE {table}.read_seq < excluded.read_seq RETURNING id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [user_id, thread_id, max(seq, 0), timezone.now()])
+        return cursor.fetchone() is not None and seq > 0
+
+
+def watch(user, thread_id: str, opened: bool | None) -> None:
+    """A thread page's socket opened, closed (``opened``) or is still there (None).
+
+    While a person has one open, chat that lands is read at once (``_count_chat``);
+    ``watching_until`` stops a count left by a process that died from lasting.
+    """
+    mine = ThreadRead.objects.filter(user=user, thread_id=thread_id)
+    if opened is False:
+        mine.filter(watchers__gt=0).update(watchers=F("watchers") - 1)
+        return
+    mark_read(user, thread_id)  # makes the row too
+    until = timezone.now() + WATCH_TTL
+    if opened:
+        mine.update(watchers=F("watchers") + 1, watching_until=until)
+    else:
+        mine.filter(watchers__gt=0).update(watching_until=until)
+
+
+def mark_read(user, thread: Thread | str) -> bool:
+    """The person has seen ``thread`` to its newest chat; their other house pages are told."""
+    if isinstance(thread, Thread):
+        thread_id, seq = thread.pk, thread.chat_seq
+    else:
+        thread_id = thread
+        seq = Thread.objects.filter(pk=thread_id).values_list("chat_seq", flat=True).first()
+        if seq is None:
+            return False
+    if not advance(user.pk, thread_id, seq):
+        return False
+    layer = get_channel_layer()
+    if layer is not None:
+        try:
+            event = {"type": "thread.read", "thread": thread_id}
+            async_to_sync(layer.group_send)(reads_group(user.pk), event)
+        except Exception:  # the next page load shows the stored position anyway
+            logger.exception("could not announce a read of thread %s", thread_id)
+    return True
+
+
+def read_positions(user, thread_ids) -> dict[str, int]:
+    """``{thread id: read_seq}`` for one person (one query; missing means nothing read)."""
+    return dict(
+        ThreadRead.objects.filter(user=user, thread_id__in=list(thread_ids)).values_list(
+            "thread_id", "read_seq"
+        )
+    )
+
+
+def unread_count(thread: Thread, read_seq: int) -> int:
+    return max(thread.chat_seq - read_seq, 0)
+
+
+# -- repair from the log --------------------------------------------------------------
+
+
+def _last_shown_chat(entries):
+    from threads.projection import tombstoned_ids
+
+    gone = tombstoned_ids(entries)
+    chats = [e for e in first_of_each_id(entries) if isinstance(e.payload, Chat)]
+    shown = [e for e in chats if e.id not in gone]
+    return chats, (shown[-1] if shown else None)
+
+
+def _last_chat_fields(last) -> dict:
+    if last is None:
+        return {"last_chat_id": "", "last_chat_author_id": "", "last_chat_text": ""} | {
+            "last_chat_ts": None
+        }
+    return {
+        "last_chat_id": last.id,
+        "last_chat_author_id": last.authorId or "",
+        "last_chat_text": snippet(last.payload.text),
+        "last_chat_ts": last.ts,
+    }
+
+
+def _refresh_last_chat(thread_id: str) -> None:
+    """The cached last chat was tombstoned: show the one before it (read from the log)."""
+    from threads.reading import read_entries
+
+    entries, _ = read_entries(thread_id)
+    _, last = _last_shown_chat(entries)
+    Thread.objects.filter(pk=thread_id).update(**_last_chat_fields(last))
+
+
+def rebuild_chat_cache(thread_id: str) -> int:
+    """Recount a thread's chat from its log and re-cache its last message; returns chat_seq.
+
+    Read positions keep their distance from the newest chat, so nobody's unread count
+    changes when the count is corrected (``manage.py rebuild_chat_cache``).
+    """
+    from threads.reading import read_entries
+
+    entries, _ = read_entries(thread_id)
+    chats, last = _last_shown_chat(entries)
+    thread = Thread.objects.filter(pk=thread_id).first()
+    if thread is None:
+        return 0
+    delta = len(chats) - thread.chat_seq
+    Thread.objects.filter(pk=thread_id).update(chat_seq=len(chats), **_last_chat_fields(last))
+    if delta:
+        reads = ThreadRead.objects.filter(thread_id=thread_id)
+        kind = ThreadRead._meta.get_field("read_seq")
+        shifted = Case(
+            When(read_seq__lt=-delta, then=Value(0)),
+            default=F("read_seq") + delta,
+            output_field=kind,
+        )
+        reads.update(read_seq=shifted)
+    return len(chats)
