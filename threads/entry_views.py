@@ -13,6 +13,7 @@ what the thread is waiting for, and ordinary chat is followed by nothing.
 
 from __future__ import annotations
 
+import functools
 import json
 import zlib
 from collections.abc import Iterable
@@ -33,10 +34,19 @@ MAX_TOOL_TEXT = 4000
 AVATAR_HUES = 18  # colour classes .hue-0 … .hue-17 in arbe.css
 
 
+NOT_WORD = regex.compile(r"[^\w]+")
+GRAPHEME = regex.compile(r"\X")
+
+
 def avatar(agent_id: str, name: Name) -> dict:
     """Initials (up to two graphemes) on a colour that stays with the agent id."""
-    words = [w for w in regex.split(r"[^\w]+", name.display) if w] or [name.handle]
-    initials = "".join(regex.findall(r"\X", w)[0] for w in words[:2])
+    return dict(_avatar(agent_id, name))  # a copy: views are the caller's to change
+
+
+@functools.lru_cache(maxsize=1024)
+def _avatar(agent_id: str, name: Name) -> dict:
+    words = [w for w in NOT_WORD.split(name.display) if w] or [name.handle]
+    initials = "".join(GRAPHEME.findall(w)[0] for w in words[:2])
     return {
         "initials": (initials or name.handle[:1] or "?").upper(),
         "hue": zlib.crc32(agent_id.encode()) % AVATAR_HUES,
@@ -45,6 +55,11 @@ def avatar(agent_id: str, name: Name) -> dict:
 
 
 def when(ts: int) -> dict:
+    return dict(_when(ts))
+
+
+@functools.lru_cache(maxsize=8192)
+def _when(ts: int) -> dict:
     """A ``<time>``'s parts; the page script shows local time, the server says UTC."""
     moment = datetime.fromtimestamp(ts / 1000, tz=UTC)
     return {
