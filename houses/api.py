@@ -20,8 +20,8 @@ from houses.membership import (
     remove_member,
     retire_bot,
 )
-from houses.models import Agent, House, Membership
-from houses.rollup import rollups, with_rollup
+from houses.models import Agent, Membership
+from houses.rollup import house_rollup, rollups, with_rollup
 
 Role = Annotated[str, msgspec.Meta(pattern="^(owner|member)$")]
 Involvement = Annotated[str, msgspec.Meta(pattern="^(mentions|everything)$")]
@@ -208,7 +208,7 @@ def house(request, slug):
     from threads.paging import limit_of, page_of
 
     access = access_house(request.principal, slug)
-    (row,) = rollups(with_rollup(House.objects.filter(pk=access.house.pk)))
+    row = house_rollup(access.house)
     live = access.house.threads.filter(archived_at__isnull=True)
     page = page_of(live, request.GET.get("cursor", ""), limit_of(request.GET.get("limit")))
     for thread in page.rows:

@@ -80,6 +80,12 @@ class Thread(models.Model):
         indexes = [
             models.Index(fields=["house", "-last_entry_ts"], name="thread_recency"),
             models.Index(fields=["status"], name="thread_status"),
+            # Lists a page at a time (``threads.paging``): the order with its tie-break, and
+            # the house rollup's counts read from the index alone.
+            models.Index(fields=["house", "-last_entry_ts", "-id"], name="thread_page"),
+            models.Index(fields=["-last_entry_ts", "-id"], name="thread_page_all"),
+            models.Index(fields=["house", "archived_at", "status"], name="thread_house_states"),
+            models.Index(fields=["house", "status", "-last_entry_ts"], name="thread_house_speaker"),
         ]
 
     def __str__(self):
