@@ -218,17 +218,21 @@ def read_span(
         offset = page.next_offset
 
 
-def closed_marks(thread_id: str, limit: int) -> list[WindowMark]:
-    """The thread's newest closed marks, newest first."""
-    marks = WindowMark.objects.filter(thread_id=thread_id).exclude(offset="")
-    return list(marks.order_by("-seq")[:limit])
+def newest_start(thread_id: str) -> WindowMark | None:
+    """Where the page's newest part starts: after the last mark when the open window holds
+    half a window or more, else one mark earlier (15 to 45 chat messages, with what goes
+    between them); None for the log's start."""
+    marks = list(WindowMark.objects.filter(thread_id=thread_id).order_by("-seq")[:3])
+    open_ = marks[0] if marks and marks[0].is_open else None
+    closed = [m for m in marks if not m.is_open]
+    if open_ is not None and open_.chats >= WINDOW_CHATS // 2 and closed:
+        return closed[0]
+    return closed[1] if len(closed) >= 2 else None
 
 
 def newest(thread_id: str) -> Slice:
-    """The page's slice: from two marks back to the tail (30 to 60 chat messages)."""
-    marks = closed_marks(thread_id, 2)
-    start = marks[1] if len(marks) == 2 else None
-    return _to_tail(thread_id, start)
+    """The page's slice: from ``newest_start`` to the tail."""
+    return _to_tail(thread_id, newest_start(thread_id))
 
 
 def _to_tail(thread_id: str, start: WindowMark | None) -> Slice:
@@ -285,16 +289,15 @@ def around(thread_id: str, entry_id: str) -> Slice | None:
     if location is None or not location.window:
         return None
     seq = location.window
-    newest_marks = closed_marks(thread_id, 2)
-    if len(newest_marks) < 2 or seq >= newest_marks[1].seq + 1:
-        return None
+    tail = newest_start(thread_id)
+    if tail is None or seq > tail.seq:
+        return None  # on the newest part
     marks = _marks_by_seq(thread_id, [seq - 2, seq])
     end = marks.get(seq)
     if end is None:
         return None
     start = marks.get(seq - 2)
     entries, after = read_span(thread_id, start.offset if start else START, through=end.entry_id)
-    tail = newest_marks[1]
     return Slice(
         entries,
         older=start.entry_id if start else "",

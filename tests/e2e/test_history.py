@@ -53,7 +53,7 @@ class HistoryTests(LiveThreadCase):
         self.backlog()
         page, response = self.page_for(self.member, viewport={"width": 1280, "height": 800})
         served = response.text().count('class="entry chat')
-        assert WINDOW_CHATS <= served <= 2 * WINDOW_CHATS  # the newest windows, not the thread
+        assert WINDOW_CHATS // 2 <= served <= WINDOW_CHATS * 3 // 2  # the newest part only
         page.wait_for_timeout(300)  # a window near the top may prefetch
         expect(page.locator("#older[aria-busy]")).to_have_count(0, timeout=WAIT)
         first = self.texts(page)

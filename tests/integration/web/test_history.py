@@ -187,3 +187,14 @@ def test_strangers_and_unknown_positions_get_404(world):
     assert member.get(url, {"upto": "no-such-entry"}).status_code == 404
     assert member.get(url).status_code == 404
     assert "Traceback" not in html
+
+
+def test_a_fuller_open_window_is_the_page_and_links_before_it_open_around(world):
+    entries = post(world, 4 * N + N // 2 + 2)
+    client = world.client_for(world.member)
+    html = client.get(f"/threads/{world.thread.id}/").content.decode()
+    assert shown(html) == list(range(4 * N, 4 * N + N // 2 + 2))  # the open window alone
+    target = entries[4 * N - 3]  # in the last full window, just above the page
+    linked = client.get(f"/threads/{world.thread.id}/", {"around": target.id}).content.decode()
+    assert shown(linked) == list(range(2 * N, 4 * N)) + list(range(4 * N, 4 * N + N // 2 + 2))
+    assert 'id="newer"' not in linked  # nothing between the linked windows and the newest
