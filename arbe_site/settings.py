@@ -112,6 +112,10 @@ PI_ISOLATION = env_str("PI_ISOLATION", "auto")  # auto: bubblewrap when it works
 DISPATCH_MAX_ATTEMPTS = env_int("DISPATCH_MAX_ATTEMPTS", 2)
 DISPATCH_REPLY_CAP_S = env_int("DISPATCH_REPLY_CAP_S", 600)  # a reply may run 10 minutes
 DISPATCH_EVENT_IDLE_S = env_int("DISPATCH_EVENT_IDLE_S", 120)  # silence that ends a reply
+# The trace mirror (docs/traces.md): off unless a PostHog project key is set.
+POSTHOG_API_KEY = env_str("POSTHOG_API_KEY")
+POSTHOG_HOST = env_str("POSTHOG_HOST")  # blank: PostHog Cloud US
+POSTHOG_QUEUE_SIZE = env_int("POSTHOG_QUEUE_SIZE", 1000)  # waiting events; more are dropped
 
 # --- Demo model credential -------------------------------------------------------------------
 # The built-in demo model (/demo-model/v1) answers only this install's Pi processes: the

@@ -17,7 +17,7 @@ import msgspec
 
 from streams.scoped import ScopedStreamClient
 from threads.narration import Name, Names
-from threads.now import ThreadNow
+from threads.now import FoldState, ThreadNow
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 
@@ -84,6 +84,7 @@ class NowAnswer(msgspec.Struct):
     now: ThreadNow
     offset: str
     status: StatusRow
+    fold: FoldState = msgspec.field(default_factory=FoldState)  # to go on folding from offset
 
 
 class Problem(msgspec.Struct):

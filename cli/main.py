@@ -7,7 +7,9 @@
     arbe post THREAD "@helper draft them"     # or text on stdin
     arbe follow THREAD                        # history, then live; Ctrl-C stops
     arbe read THREAD --from OFFSET            # what came after an offset, then exit
-    arbe now THREAD
+    arbe thread now THREAD [--follow]         # the current view (short: arbe now)
+    arbe thread entries read THREAD [--from OFFSET] [--raw]
+                                              # until nothing is working or waiting
     arbe delete THREAD ENTRY
     arbe run THREAD @helper "write the tests"
 
@@ -17,19 +19,18 @@ Offsets are the server's, printed and taken back as they are.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import msgspec
 
 from cli.client import Api, CliError, Settings
-from cli.render import entry_line, house_line, now_lines, thread_line
+from cli.live import follow_now, read_until_quiet
+from cli.render import Output, decoded, house_line, now_lines, print_entries, thread_line
 from streams import errors
-from threads.entries import EntryError, convert_entry, to_builtins
 from threads.narration import Names
 from threads.projection import visible_entries
 
@@ -62,9 +63,20 @@ def parser() -> argparse.ArgumentParser:
         reader.add_argument("thread")
         reader.add_argument("--from", dest="offset", help="an offset printed earlier")
         reader.add_argument("--json", action="store_true", help="every entry as a JSON line")
-    now = commands.add_parser("now", help="who is working, what waits, the spend")
-    now.add_argument("thread")
-    now.add_argument("--json", action="store_true")
+    now_options(commands.add_parser("now", help="the same as: thread now"))
+    thread = commands.add_parser("thread", help="one thread: its current view, its entries")
+    about = thread.add_subparsers(dest="thread_command", required=True, metavar="WHAT")
+    now_options(about.add_parser("now", help="who is working, what waits, the spend"))
+    entries = about.add_parser("entries", help="the thread's entries")
+    reading = entries.add_subparsers(dest="entries_command", required=True, metavar="HOW")
+    read = reading.add_parser(
+        "read", help="entries as the page shows them, until nothing is working or waiting"
+    )
+    read.add_argument("thread")
+    read.add_argument("--from", dest="offset", help="an offset printed earlier")
+    read.add_argument("--raw", action="store_true", help="deleted messages too")
+    read.add_argument("--json", action="store_true", help="every entry as a JSON line")
+    read.set_defaults(handler=entries_read)
     delete = commands.add_parser("delete", help="delete a message (yours, or as an owner)")
     delete.add_argument("thread")
     delete.add_argument("entry")
@@ -73,6 +85,13 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("agent", help="the bot, e.g. @helper")
     run.add_argument("task", nargs="+")
     return root
+
+
+def now_options(now: argparse.ArgumentParser) -> None:
+    now.add_argument("thread")
+    now.add_argument("--follow", action="store_true", help="keep it current until Ctrl-C")
+    now.add_argument("--json", action="store_true")
+    now.set_defaults(handler=now_command)
 
 
 # Commands whose last argument is free text, and where it goes.
@@ -112,7 +131,8 @@ def main(
         return 1
     out = Output(stdout, stderr)
     try:
-        COMMANDS[args.command](api, args, out, stdin=stdin, cancel=cancel)
+        handler = getattr(args, "handler", None) or COMMANDS[args.command]
+        handler(api, args, out, stdin=stdin, cancel=cancel)
     except CliError as exc:
         print(f"arbe: {exc}", file=stderr)
         return 1
@@ -122,17 +142,6 @@ def main(
     finally:
         api.close()
     return 0
-
-
-class Output:
-    def __init__(self, stdout, stderr):
-        self.stdout, self.stderr = stdout, stderr
-
-    def line(self, text: str) -> None:
-        print(text, file=self.stdout, flush=True)
-
-    def note(self, text: str) -> None:
-        print(text, file=self.stderr, flush=True)
 
 
 def stream_problem(exc: errors.StreamError) -> str:
@@ -210,7 +219,11 @@ def follow(api: Api, args, out: Output, *, cancel: threading.Event | None, **_) 
             out.note(f"offset: {scoped.offset} (arbe follow {args.thread} --from it resumes)")
 
 
-def now(api: Api, args, out: Output, **_) -> None:
+def now_command(api: Api, args, out: Output, *, cancel: threading.Event | None, **_) -> None:
+    if args.follow:
+        offset = follow_now(api, args.thread, out, cancel or interrupt_event())
+        out.note(f"offset: {offset}")
+        return
     answer = api.now(args.thread)
     if args.json:
         out.line(msgspec.json.format(msgspec.json.encode(answer), indent=2).decode())
@@ -219,6 +232,11 @@ def now(api: Api, args, out: Output, **_) -> None:
     for line in now_lines(answer, names):
         out.line(line)
     out.note(f"offset: {answer.offset}")
+
+
+def entries_read(api: Api, args, out: Output, *, cancel: threading.Event | None, **_) -> None:
+    offset = read_until_quiet(api, args, out, cancel or interrupt_event())
+    out.note(f"offset: {offset} (arbe thread entries read {args.thread} --from it resumes)")
 
 
 def delete(api: Api, args, out: Output, **_) -> None:
@@ -238,7 +256,6 @@ COMMANDS = {
     "post": post,
     "read": read,
     "follow": follow,
-    "now": now,
     "delete": delete,
     "run": run,
 }
@@ -249,25 +266,6 @@ COMMANDS = {
 
 def names_of(api: Api, thread_id: str) -> Names:
     return api.names(api.thread(thread_id).house)
-
-
-def decoded(raw: Iterable[dict], out: Output) -> list:
-    """Entries of the contract; one that isn't is reported and skipped, never fatal."""
-    entries = []
-    for item in raw:
-        try:
-            entries.append(convert_entry(item))
-        except (EntryError, msgspec.ValidationError) as exc:
-            out.note(f"arbe: skipped an entry the contract does not know: {exc}")
-    return entries
-
-
-def print_entries(entries, names: Names, as_json: bool, out: Output) -> None:
-    for entry in entries:
-        if as_json:
-            out.line(json.dumps(to_builtins(entry), ensure_ascii=False))
-        elif (line := entry_line(entry, names)) is not None:
-            out.line(line)
 
 
 def interrupt_event() -> threading.Event:

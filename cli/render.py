@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Iterable
+
+import msgspec
 
 from threads import entries as E
+from threads.entries import EntryError, convert_entry, to_builtins
 from threads.narration import Names, narration
+
+
+class Output:
+    def __init__(self, stdout, stderr):
+        self.stdout, self.stderr = stdout, stderr
+
+    def line(self, text: str) -> None:
+        print(text, file=self.stdout, flush=True)
+
+    def note(self, text: str) -> None:
+        print(text, file=self.stderr, flush=True)
 
 
 def clock(ts_ms: int | None) -> str:
@@ -69,3 +85,22 @@ def now_lines(answer, names: Names) -> list[str]:
         lines.append(f"  nobody speaks: {now.silence}")
     lines.append(f"  spend: {now.spend.totalTokens} tokens · ${now.spend.costUsd:.4f}")
     return lines
+
+
+def decoded(raw: Iterable[dict], out: Output) -> list:
+    """Entries of the contract; one that isn't is reported and skipped, never fatal."""
+    entries = []
+    for item in raw:
+        try:
+            entries.append(convert_entry(item))
+        except (EntryError, msgspec.ValidationError) as exc:
+            out.note(f"arbe: skipped an entry the contract does not know: {exc}")
+    return entries
+
+
+def print_entries(entries, names: Names, as_json: bool, out: Output) -> None:
+    for entry in entries:
+        if as_json:
+            out.line(json.dumps(to_builtins(entry), ensure_ascii=False))
+        elif (line := entry_line(entry, names)) is not None:
+            out.line(line)

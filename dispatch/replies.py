@@ -25,6 +25,7 @@ from dispatch.decide import StartReply
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for, spend_of
 from dispatch.pi.process import PiConfig, PiError, PiSession
 from dispatch.pi.providers import config_problem
+from dispatch.traces import observer
 from threads.entries import (
     Chat,
     DispatchFailed,
@@ -125,6 +126,8 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
         return Attempt(False, "spawn", str(exc), retryable=True)
     messages: list[dict] = []
     narration = Narration()
+    trace = observer(session_id=convo.thread.pk, distinct_id=convo.bot.id, name="reply")
+    session.observe(trace.see)
     ended = False
     try:
         prepared = EnvironmentPrepared(agentId=convo.bot.id, isolation=session.isolation)
@@ -149,14 +152,18 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
                     ended = True
                     break
     except TimeoutError:
+        trace.close("Pi stopped answering in time.")
         await session.close()
         return Attempt(False, "timeout", "Pi stopped answering in time.", messages=messages)
     except PiError as exc:
+        trace.close(str(exc))
         await session.close()
         return Attempt(False, "process", str(exc), retryable=True, messages=messages)
     except BaseException:
+        trace.close("The reply was interrupted.")
         await session.close()
         raise
+    trace.close("" if ended else "Pi exited before finishing.")
     if ended:
         # Pi has said everything: post the answer while it shuts down, not after.
         closing = asyncio.get_running_loop().create_task(session.close())

@@ -21,6 +21,7 @@ from arbe_site.concurrency import in_thread
 from arbe_site.ids import time_ordered_id
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for
 from dispatch.pi.process import PiConfig, PiError, PiSession
+from dispatch.traces import observer
 from houses.models import Agent
 from threads import sandbox_tokens
 from threads.entries import (
@@ -156,6 +157,9 @@ async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWrite
         session = await PiSession.start(config)
     except PiError as exc:
         return False, f"Pi could not start: {short_reason(str(exc))}", messages
+    trace = observer(session_id=child.pk, distinct_id=bot.id, name="coding_run")
+    session.observe(trace.see)
+    ended = False
     try:
         await session.prompt(claim.task)
         async for event in session.events():
@@ -168,8 +172,10 @@ async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWrite
             ):
                 messages.append(event.message)
             if getattr(event, "type", "") == "agent_end":
+                ended = True
                 break
     finally:
+        trace.close("" if ended else "The run ended before Pi finished.")
         await session.close()
     failure = assistant_failure(messages[-1]) if messages else "Pi produced no answer."
     if failure:

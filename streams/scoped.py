@@ -208,6 +208,23 @@ class ScopedStreamClient(_ScopedBase):
             self._send(self._read_request(self.http, offset, None, False)), offset
         )
 
+    def poll(self, offset: str, cancel: threading.Event | None = None) -> Page | None:
+        """One long-poll page from ``offset``: what arrived, or an empty page when the server's
+        wait ran out; None once ``cancel`` is set. Transient failures are retried."""
+        cancel = cancel or threading.Event()
+        attempt = 0
+        while not cancel.is_set():
+            request = self._read_request(self.http, offset, None, True, {CANCEL: cancel})
+            try:
+                return self._decode_page(self._send(request), offset)
+            except Cancelled:
+                return None
+            except errors.StreamError as exc:
+                if cancel.wait(self._retry_delay(attempt, exc)):
+                    return None
+                attempt += 1
+        return None
+
     def tail(
         self, from_offset: str | None = None, cancel: threading.Event | None = None
     ) -> Iterator[dict[str, Any]]:

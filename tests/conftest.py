@@ -10,16 +10,19 @@ import pytest
 def pytest_configure(config):
     """No sweep in test processes: importing the ASGI module starts the embedded backstage
     (``start_with_web``) only when it has a sweep to run, and a timed sweep would act on
-    whichever test runs then."""
+    whichever test runs then. No traces either, whatever the environment says: only the
+    ``posthog`` fixture turns the mirror on, pointed at its loopback capture server."""
     from django.conf import settings
 
     settings.BACKSTAGE_SWEEP_S = 0
+    settings.POSTHOG_API_KEY = ""
 
 
 pytest_plugins = [
     "tests.peers.embedded",
     "tests.peers.reference",
     "tests.peers.fake_llm",
+    "tests.peers.posthog_capture",
     "tests.peers.t3_fake",
 ]
 

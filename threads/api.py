@@ -110,12 +110,14 @@ def house_threads(request, slug):
 @api_view
 @require_http_methods(["GET"])
 def thread_now(request, thread_id):
-    """The current view, the offset it reached (tail /stream from there), and the status."""
+    """The current view, the offset it reached (tail /stream from there), the status, and
+    the fold's state a client resumes ``NowFold`` from to fold what it tails."""
     access = access_thread(request.principal, thread_id)
     loaded = load_view(access.thread, now_ms=now_ms())
     status = derive_thread_status(loaded.now, thread_id=thread_id)
     repair_drift(access.thread, status)
-    return json_response({"now": loaded.now, "offset": loaded.offset, "status": status})
+    body = {"now": loaded.now, "offset": loaded.offset, "status": status, "fold": loaded.fold}
+    return json_response(body)
 
 
 class RunBody(msgspec.Struct, forbid_unknown_fields=True):

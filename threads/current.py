@@ -8,12 +8,11 @@ offset; a coding run folds from the ``run_offset`` its claim stored.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
 
 from houses.models import Agent
 from threads.entries import Entry, Spend, ThreadRunState
 from threads.models import Thread
-from threads.now import LIVE_RUN_STATES, NowFold, Run, ThreadNow, add_spend
+from threads.now import LIVE_RUN_STATES, FoldState, NowFold, Run, ThreadNow, with_delegated_spend
 from threads.reading import read_entries
 from threads.unreadable import readable_docs
 
@@ -22,6 +21,7 @@ from threads.unreadable import readable_docs
 class LoadedView:
     now: ThreadNow
     offset: str  # the stream offset the fold reached; clients tail /stream from here
+    fold: FoldState  # with ``now``, what a client needs to go on folding from ``offset``
 
 
 def bot_ids(house_id: int) -> list[str]:
@@ -52,10 +52,8 @@ def load_view(thread: Thread, *, now_ms: int) -> LoadedView:
         fold.apply(entry)
     now = fold.view(now_ms)
     now.runs = with_child_records(now.runs)
-    delegated = [r for r in now.runs if r.childThreadId]
-    if now.reply is None and delegated:  # the current work is a delegated run: its spend
-        now.spend = reduce(add_spend, (r.spend for r in delegated), Spend())
-    return LoadedView(now, offset)
+    with_delegated_spend(now)
+    return LoadedView(now, offset, fold.state())
 
 
 def _run_spend(child: Thread) -> Spend:

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import models
 
 from arbe_site.ids import random_id
+from threads.states import RANK
 
 
 def new_thread_id() -> str:
@@ -30,13 +31,7 @@ class Status(models.TextChoices):
     IDLE = "idle"
 
 
-STATUS_RANK = {
-    Status.BLOCKED: 5,
-    Status.WORKING: 4,
-    Status.ERROR: 3,
-    Status.DONE: 2,
-    Status.IDLE: 1,
-}
+STATUS_RANK = {Status(state.value): rank for state, rank in RANK.items()}
 
 
 class Thread(models.Model):

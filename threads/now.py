@@ -84,8 +84,20 @@ class ThreadNow(msgspec.Struct):
     nowMs: int = 0
 
 
+class FoldState(msgspec.Struct):
+    """What a view leaves out that the fold needs to go on from it: the chat the fold met,
+    in order (settling "up to" an id needs the order), and the chat not yet settled."""
+
+    seen: list[str] = msgspec.field(default_factory=list)
+    pending: list[str] = msgspec.field(default_factory=list)
+
+
 class NowFold:
-    """The fold's state; ``apply`` one entry at a time, ``view()`` at any point."""
+    """The fold's state; ``apply`` one entry at a time, ``view()`` at any point.
+
+    ``resume(view, state)`` goes on from a view and its ``state()`` (what ``/now`` answers):
+    a client tailing the stream from ``/now``'s offset folds with this same code.
+    """
 
     def __init__(self, *, bots: Iterable[str] = (), run: bool = False):
         self.bot_ids = frozenset(bots)
@@ -106,6 +118,28 @@ class NowFold:
         self.bot_records: dict[str, BotRecord] = {}
         self.last_ts = 0
         self.ids: set[str] = set()
+
+    @classmethod
+    def resume(
+        cls, view: ThreadNow, state: FoldState, *, bots: Iterable[str] = (), run: bool = False
+    ) -> NowFold:
+        fold = cls(bots=bots, run=run)
+        fold.seen = {chat_id: n for n, chat_id in enumerate(state.seen)}
+        fold.pending = [i for i in state.pending if i in fold.seen]
+        fold.taken = list(view.taken)
+        fold.owed = list(view.owed)
+        fold.reply = msgspec.structs.replace(view.reply) if view.reply else None
+        fold.tool_calls = {call.id: call for call in view.toolCalls}
+        fold.runs = {r.runId: msgspec.structs.replace(r) for r in view.runs}
+        fold.spend = view.spend
+        fold.silence, fold.blocked = view.silence, view.blocked
+        fold.failed_attempts = view.failedAttempts
+        fold.bot_records = {b.agentId: msgspec.structs.replace(b) for b in view.bots}
+        fold.last_ts = view.lastTs
+        return fold
+
+    def state(self) -> FoldState:
+        return FoldState(seen=list(self.seen), pending=list(self.pending))
 
     def apply(self, entry: E.Entry) -> None:
         if entry.id in self.ids:  # the first entry of an id wins
@@ -292,6 +326,18 @@ class NowFold:
         self.tool_calls.clear()
         self.taken.clear()
         return reply
+
+
+def with_delegated_spend(now: ThreadNow) -> ThreadNow:
+    """While a parent's current work is delegated runs (no reply of its own), its spend is
+    theirs (each run's as its child thread folds it)."""
+    delegated = [r for r in now.runs if r.childThreadId]
+    if now.reply is None and delegated:
+        spend = E.Spend()
+        for run in delegated:
+            spend = add_spend(spend, run.spend)
+        now.spend = spend
+    return now
 
 
 SPEND_FIELDS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")

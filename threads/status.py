@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import msgspec
 
-from threads.models import STATUS_RANK, Status
 from threads.now import LIVE_RUN_STATES, ThreadNow
+from threads.states import RANK as STATUS_RANK
+from threads.states import State as Status
 
 REPLY_TURN_CAP_MS = 10 * 60 * 1000
 RUN_SILENCE_MS = 90 * 1000

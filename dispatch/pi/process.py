@@ -20,7 +20,7 @@ import logging
 import os
 import signal
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -103,6 +103,7 @@ class PiSession:
         self._ids = itertools.count(1)
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
+        self._observers: list[Callable[[PiEvent], None]] = []
         self._reader = asyncio.create_task(self._read_stdout(), name=f"pi-{proc.pid}-stdout")
         self._stderr_reader = asyncio.create_task(self._read_stderr(), name=f"pi-{proc.pid}-err")
 
@@ -196,6 +197,11 @@ class PiSession:
 
     # Output -----------------------------------------------------------------------------
 
+    def observe(self, callback: Callable[[PiEvent], None]) -> None:
+        """Call ``callback`` with each event as it is read, before any consumer gets it (its
+        timing is Pi's, not the consumer's). It must be quick and must not raise."""
+        self._observers.append(callback)
+
     async def events(self) -> AsyncIterator[PiEvent]:
         """Pi's events and command replies, in order; ends when Pi's stdout closes.
 
@@ -258,10 +264,15 @@ class PiSession:
             future = self._pending[event.id]
             if not future.done():
                 future.set_result(event)
-        self._events.put_nowait(event)
+        self._put(event)
 
     def _dispatch_placeholder(self, head: bytes) -> None:
-        self._events.put_nowait(placeholder_event(head))
+        self._put(placeholder_event(head))
+
+    def _put(self, event: PiEvent) -> None:
+        for callback in self._observers:
+            callback(event)
+        self._events.put_nowait(event)
 
     def _fail_pending(self) -> None:
         for future in self._pending.values():

@@ -212,6 +212,7 @@ def _poll_sqlite(hub: WakeHub) -> None:
 
     hub._ready.set()
     connection = connections[hub.alias]
+    failures = 0
     while not hub._stop.wait(POLL_INTERVAL):
         names = hub.waited_names()
         if not names:
@@ -232,8 +233,12 @@ def _poll_sqlite(hub: WakeHub) -> None:
                     for name in chunk:
                         changed[name] = found.get(name, (-1, False, True))
             hub.notify(changed)
+            failures = 0
         except Exception:
-            logger.exception("streams wake poller failed")
+            # The traceback once, then a line a minute while it keeps failing.
+            if failures % int(60 / POLL_INTERVAL) == 0:
+                logger.warning("streams wake poller failed", exc_info=failures == 0)
+            failures += 1
             connection.close()
     connection.close()
 

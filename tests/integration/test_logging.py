@@ -7,12 +7,13 @@ reaches stderr is counted.
 """
 
 import logging
+import threading
 
 import pytest
 from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousFileOperation
 from django.http import Http404, HttpResponse
 from django.test import Client
-from django.urls import path
+from django.urls import include, path
 from django.utils.log import configure_logging
 
 
@@ -47,6 +48,8 @@ urlpatterns = [
     path("suspicious", suspicious),
     path("broken", broken),
     path("fine", fine),
+    # The site's own routes too: its error pages link back to them.
+    path("", include("arbe_site.urls")),
 ]
 
 pytestmark = pytest.mark.urls(__name__)
@@ -60,6 +63,10 @@ class Console:
         self.capsys = capsys
         settings.DEBUG = True
         configure_logging(settings.LOGGING_CONFIG, settings.LOGGING)
+        # Only this test's thread: servers other tests left running log from their own.
+        here = threading.get_ident()
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(lambda record: record.thread == here)
         capsys.readouterr()
 
     def __call__(self) -> str:

@@ -1,11 +1,12 @@
 """The current-view fold and the status it derives: a scenario table, then properties."""
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from threads import entries as E
-from threads.now import NowFold, reduce_thread_now
+from threads.now import FoldState, NowFold, reduce_thread_now
 from threads.status import REPLY_TURN_CAP_MS, RUN_SILENCE_MS, derive_thread_status
 
 PERSON, BOT, BOT2 = "ag_person", "ag_bot", "ag_bot2"
@@ -346,3 +347,18 @@ def test_a_failure_ends_only_its_own_reply():
     now = view(log)
     assert now.reply.dispatchId == "d1" and now.failedAttempts == 0
     assert [(b.agentId, b.state) for b in now.bots] == [(BOT, "working")]
+
+
+@settings(max_examples=200)
+@given(logs, st.integers(0, 25))
+def test_a_fold_resumed_from_a_view_and_its_state_goes_on_like_the_whole_fold(items, split):
+    entries = build(items)
+    at = (entries[-1].ts if entries else T0) + 1
+    head = NowFold(bots=BOTS)
+    for entry in entries[:split]:
+        head.apply(entry)
+    state = msgspec.json.decode(msgspec.json.encode(head.state()), type=FoldState)
+    resumed = NowFold.resume(head.view(at), state, bots=BOTS)
+    for entry in entries[split:]:
+        resumed.apply(entry)
+    assert resumed.view(at) == reduce_thread_now(entries, now_ms=at, bots=BOTS)

@@ -17,7 +17,7 @@ STAGES = {
     "test-unit": ("-m pytest", {"bubblewrap"}),
     "test-stack": ("tests.peers.stack", {"postgresql", "redis-server"}),
     "conformance": ("tests.peers.conformance", {"postgresql"}),
-    "test-e2e": ("pytest tests/e2e", {"chromium"}),
+    "test-e2e": ("tests/e2e/test_", {"chromium"}),
     "bench": ("bench.streams", {"postgresql", "bubblewrap"}),
 }
 
