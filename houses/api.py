@@ -208,9 +208,9 @@ def house(request, slug):
     from threads.paging import limit_of, page_of
 
     access = access_house(request.principal, slug)
-    row = house_rollup(access.house)
     live = access.house.threads.filter(archived_at__isnull=True)
     page = page_of(live, request.GET.get("cursor", ""), limit_of(request.GET.get("limit")))
+    row = house_rollup(access.house, page.rows if not request.GET.get("cursor") else ())
     for thread in page.rows:
         thread.house = access.house  # no query per row for the slug
     threads = [thread_row(t) for t in page.rows]

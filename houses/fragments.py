@@ -64,9 +64,12 @@ def live_threads(house_id: int):
     return Thread.objects.filter(house_id=house_id, archived_at__isnull=True)
 
 
+ROWS = 30  # two screens of rows on a laptop; more load as the list is scrolled
+
+
 def list_context(house, user, cursor: str = "") -> dict:
     """A page of the house's thread rows for ``user`` and the cursor of the next page."""
-    page = page_of(live_threads(house.pk), cursor)
+    page = page_of(live_threads(house.pk), cursor, ROWS)
     rows = thread_rows(page.rows, house_names(house.pk), user)
     return {"house": house, "rows": rows, "next": page.next}
 

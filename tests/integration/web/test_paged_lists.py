@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from houses.fragments import ROWS
 from threads.models import Status, Thread
-from threads.paging import PAGE
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,11 +33,11 @@ def titles(html: str) -> list[str]:
 
 
 def test_the_house_page_shows_a_page_and_loads_the_rest_on_scroll(world):
-    many(world, 2 * PAGE + 7)
+    many(world, 2 * ROWS + 7)
     client = world.client_for(world.member)
     html = client.get(f"/houses/{world.house.slug}/").content.decode()
     seen = titles(html)
-    assert len(seen) == PAGE
+    assert len(seen) == ROWS
     more = re.search(r'hx-get="([^"]+)"', html)
     while more:
         part = client.get(more.group(1).replace("&amp;", "&")).content.decode()
@@ -59,7 +59,7 @@ def test_house_page_queries_do_not_grow_with_threads(world):
     many(world, 300, ts0=1_800_000_000_000)
     with CaptureQueriesContext(connection) as lots:
         response = client.get(f"/houses/{world.house.slug}/")
-    assert len(titles(response.content.decode())) == PAGE
+    assert len(titles(response.content.decode())) == ROWS
     assert len(lots) == len(few) <= 6, [q["sql"][:80] for q in lots.captured_queries]
 
 
@@ -91,13 +91,18 @@ def test_the_list_apis_follow_a_cursor(world):
             break
     assert len(in_house) == len(set(in_house)) == world.house.threads.count()
     assert sum(house["counts"].values()) == world.house.threads.count()  # the rollup is whole
+    from houses.models import House
+    from houses.rollup import rollups, with_rollup
+
+    (whole,) = rollups(with_rollup(House.objects.filter(pk=world.house.pk)))
+    assert house == whole  # the same rollup as the SQL one over every live thread
     bad = client.get("/api/threads", {"cursor": "../../etc"})
     assert bad.status_code == 400 and "cursor" in bad.json()["error"]
     assert client.get("/api/threads", {"limit": "lots"}).status_code == 400
 
 
 def test_a_row_with_news_is_not_repeated_by_later_pages(world):
-    rows = many(world, PAGE + 10)
+    rows = many(world, ROWS + 10)
     client = world.client_for(world.member)
     html = client.get(f"/houses/{world.house.slug}/").content.decode()
     first = titles(html)
