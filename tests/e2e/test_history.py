@@ -59,18 +59,24 @@ class HistoryTests(LiveThreadCase):
         first = self.texts(page)
         assert first[-1] == f"history {TOTAL - 1:03d}"
         top = page.locator("#entries .entry.chat").first
-        anchor_text = first[3]  # not the boundary message, which may join the group above
-        # Bring the oldest loaded message to the top edge, then a little further: the
-        # sentinel comes near and the window above loads.
+        # Not the boundary message, which may join the group above once older ones load.
+        anchor = page.locator(".entry.chat", has_text=first[3]).get_attribute("id")
         top.evaluate("e => e.scrollIntoView({block: 'start'})")
-        before = page.locator(".entry.chat", has_text=anchor_text).bounding_box()["y"]
-        before += page.locator("#entries").evaluate(
-            "e => e.scrollTop"
-        )  # where scrolling to 0 puts it
-        self.scroll_to_top(page)
-        expect(page.locator("#entries .entry.chat")).not_to_have_count(len(first), timeout=WAIT)
+        page.wait_for_timeout(300)
+        expect(page.locator("#older[aria-busy]")).to_have_count(0, timeout=WAIT)
+        loaded = self.chats(page).count()
+        # In one task: where the anchor will be once the list is at its top, and go there.
+        before = page.evaluate(
+            """id => { const s = document.getElementById('entries');
+                       const e = document.getElementById(id);
+                       const y = e.getBoundingClientRect().top + s.scrollTop;
+                       s.scrollTop = 0; return y; }""",
+            anchor,
+        )
+        expect(self.chats(page)).not_to_have_count(loaded, timeout=WAIT)
+        expect(page.locator("#older[aria-busy]")).to_have_count(0, timeout=WAIT)
         page.wait_for_timeout(200)
-        box = page.locator(".entry.chat", has_text=anchor_text).bounding_box()
+        box = page.locator(f"#{anchor}").bounding_box()
         scrolled = page.locator("#entries").evaluate("e => e.scrollTop")
         assert scrolled > 0  # the view did not stay pinned at the very top of new content
         assert abs(box["y"] - before) < 4  # what was in view did not move
