@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from streams.wire import START
+from threads import reading
 from threads.entries import Chat, DispatchFinished, Entry
 from threads.log import log_reader
 from threads.models import EntryLocation, Thread, WindowMark, stream_name_for
-from threads.reading import ThreadLogMissing, read_entries
+from threads.reading import ThreadLogMissing
 from threads.unreadable import readable
 
 WINDOW_CHATS = 30  # a window closes after this many chat entries…
@@ -236,7 +237,7 @@ def newest(thread_id: str) -> Slice:
 
 
 def _to_tail(thread_id: str, start: WindowMark | None) -> Slice:
-    entries, offset = read_entries(thread_id, start.offset if start else START)
+    entries, offset = reading.read_entries(thread_id, start.offset if start else START)
     return Slice(
         entries,
         older=start.entry_id if start else "",
