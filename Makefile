@@ -77,6 +77,7 @@ test: lint test-unit test-stack conformance test-e2e
 bench: deps system-dep-postgresql system-dep-bubblewrap
 	$(PY) -m bench.streams
 	$(PY) -m bench.now
+	$(PY) -m bench.pages
 	$(PY) -m bench.fanout
 	$(PY) -m bench.dispatch
 	$(PY) -m bench.search

@@ -20,6 +20,7 @@ from django.views.decorators.csrf import csrf_exempt
 from houses.auth import BadCredentials, aprincipal_from_request, principal_from_request
 from streams.errors import StreamNotFound
 from threads.entries import EntryError
+from threads.paging import BadCursor
 from threads.permissions import WriteRefused
 from threads.posting import BadEntryId, IdTaken, NotChat
 from threads.reading import ThreadLogMissing
@@ -62,6 +63,7 @@ ERRORS = [
     (WriteRefused, 403),
     (EntryError, 400),
     (BadInput, 400),
+    (BadCursor, 400),
     (NotChat, 400),
     (BadEntryId, 400),
     (Conflict, 409),

@@ -8,7 +8,7 @@ scoped client (``streams.scoped``), which never holds the service secret.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +63,7 @@ class Houses(msgspec.Struct):
 
 class Threads(msgspec.Struct):
     threads: list[ThreadRow]
+    next: str | None = None  # the cursor of the page after this one
 
 
 class OneThread(msgspec.Struct):
@@ -159,9 +160,15 @@ class Api:
     def houses(self) -> list[HouseRow]:
         return self.call("GET", "/api/houses", Houses).houses
 
-    def threads(self, house: str | None = None) -> list[ThreadRow]:
+    def threads(self, house: str | None = None) -> Iterator[ThreadRow]:
+        """Every thread, newest activity first, following the list's cursor page by page."""
         params = {"house": house} if house else {}
-        return self.call("GET", "/api/threads", Threads, params=params).threads
+        while True:
+            page = self.call("GET", "/api/threads", Threads, params=params)
+            yield from page.threads
+            if not page.next:
+                return
+            params = params | {"cursor": page.next}
 
     def thread(self, thread_id: str) -> ThreadRow:
         return self.call("GET", f"/api/threads/{thread_id}", OneThread).thread

@@ -20,8 +20,8 @@ from houses.membership import (
     remove_member,
     retire_bot,
 )
-from houses.models import Agent, House, Membership
-from houses.rollup import rollups, with_rollup
+from houses.models import Agent, Membership
+from houses.rollup import house_rollup, rollups, with_rollup
 
 Role = Annotated[str, msgspec.Meta(pattern="^(owner|member)$")]
 Involvement = Annotated[str, msgspec.Meta(pattern="^(mentions|everything)$")]
@@ -202,6 +202,16 @@ def houses(request):
 @api_view
 @require_http_methods(["GET"])
 def house(request, slug):
+    """The house with its rollup (in SQL, over every live thread) and a page of its live
+    threads, newest activity first (``?cursor=&limit=``)."""
+    from threads.api import thread_row
+    from threads.paging import limit_of, page_of
+
     access = access_house(request.principal, slug)
-    (row,) = rollups(with_rollup(House.objects.filter(pk=access.house.pk)))
-    return json_response({"house": row})
+    live = access.house.threads.filter(archived_at__isnull=True)
+    page = page_of(live, request.GET.get("cursor", ""), limit_of(request.GET.get("limit")))
+    row = house_rollup(access.house, page.rows if not request.GET.get("cursor") else ())
+    for thread in page.rows:
+        thread.house = access.house  # no query per row for the slug
+    threads = [thread_row(t) for t in page.rows]
+    return json_response({"house": row, "threads": threads, "next": page.next or None})

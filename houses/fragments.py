@@ -7,6 +7,7 @@ from django.template.loader import render_to_string
 
 from threads.fragments import Names, house_names
 from threads.models import Thread
+from threads.paging import page_of
 from threads.unread import read_positions, unread_count
 
 AGENT_ID = re.compile(r"\bag_[a-z0-9]{12}\b")
@@ -59,14 +60,25 @@ def row_fragment(house_id: int, thread_id: str, user=None, *, move: bool = True)
 
 
 def live_threads(house_id: int):
-    """A house's live threads, newest activity first (the house page's order)."""
-    return Thread.objects.filter(house_id=house_id, archived_at__isnull=True).order_by(
-        "-last_entry_ts", "-created_at"
-    )
+    """A house's live threads (``threads.paging`` orders them, newest activity first)."""
+    return Thread.objects.filter(house_id=house_id, archived_at__isnull=True)
+
+
+ROWS = 30  # two screens of rows on a laptop; more load as the list is scrolled
+
+
+def list_context(house, user, cursor: str = "") -> dict:
+    """A page of the house's thread rows for ``user`` and the cursor of the next page."""
+    page = page_of(live_threads(house.pk), cursor, ROWS)
+    rows = thread_rows(page.rows, house_names(house.pk), user)
+    return {"house": house, "rows": rows, "next": page.next}
 
 
 def list_fragment(house_id: int, user) -> str:
-    """The whole list, fresh, for a socket that just (re)connected: whatever happened
-    between the page's render (or the last frame before a drop) and now is caught up."""
-    rows = thread_rows(live_threads(house_id), house_names(house_id), user)
-    return render_to_string("houses/_thread_list.html", {"rows": rows, "oob": True})
+    """The list's first page, fresh, for a socket that just (re)connected: whatever happened
+    between the page's render (or the last frame before a drop) and now is caught up. Pages
+    loaded further down go with it; they load again on scroll."""
+    from houses.models import House
+
+    context = list_context(House.objects.get(pk=house_id), user) | {"oob": True}
+    return render_to_string("houses/_thread_list.html", context)

@@ -6,7 +6,7 @@ first; and each state has a count. One query for any number of houses and
 threads, plus one for the speaking threads' rows.
 """
 
-from django.db.models import Case, Count, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models import Case, Count, IntegerField, Max, OuterRef, Q, Subquery, Value, When
 
 from houses.models import House
 from threads.models import STATUS_RANK, Status, Thread
@@ -54,3 +54,25 @@ def rollup_row(house: House, speaker: Thread | None) -> dict:
         ),
         "counts": counts,
     }
+
+
+def house_rollup(house: House, candidates=()) -> dict:
+    """One house's rollup row, as ``rollups`` makes it: the counts by state in one indexed
+    query, and the speaking thread (the newest of the top state) taken from ``candidates``
+    (a page of the newest threads, which usually holds it) or else one more query."""
+    live = Thread.objects.filter(house=house, archived_at__isnull=True)
+    states = live.values_list("status").annotate(n=Count("id"), newest=Max("last_entry_ts"))
+    by_state = {status: (n, newest) for status, n, newest in states.order_by()}
+    for state in Status.values:
+        setattr(house, f"n_{state}", by_state.get(state, (0, None))[0])
+    top = max(by_state, key=lambda s: STATUS_RANK.get(s, 0), default=None)
+    if top is None:
+        return rollup_row(house, None)
+    newest = by_state[top][1]
+    speaker = next(
+        (t for t in candidates if t.status == top and t.last_entry_ts == newest and newest),
+        None,
+    )
+    if speaker is None:
+        speaker = live.filter(status=top).order_by("-last_entry_ts", "-created_at").first()
+    return rollup_row(house, speaker)

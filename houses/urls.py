@@ -9,6 +9,7 @@ urlpatterns = [
     path("tokens/<int:pk>/revoke", views.revoke_token_form, name="revoke-token"),
     path("houses/<slug:slug>/", views.house_page, name="house"),
     path("houses/<slug:slug>/threads/new", views.new_thread, name="new-thread"),
+    path("houses/<slug:slug>/more", views.more_threads, name="more-threads"),
     path("houses/<slug:slug>/members/", views.members_page, name="members"),
     path("houses/<slug:slug>/members/add", views.add_member_form, name="add-member"),
     path(

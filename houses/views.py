@@ -4,14 +4,15 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from arbe_site.concurrency import in_thread
 from dispatch.botcheck import check_bot
 from houses.access import access_house, access_owned_bot, access_owned_house, houses_of
 from houses.forms import AddBotForm, AddMemberForm, BotInvolvementForm, InviteForm, NewThreadForm
-from houses.fragments import live_threads, thread_rows
+from houses.fragments import list_context
 from houses.invites import live_invites
 from houses.membership import (
     LastOwnerError,
@@ -25,8 +26,8 @@ from houses.membership import (
 from houses.models import Agent
 from houses.rollup import rollups, with_rollup
 from houses.tokens import BadTokenName, issue_token, revoke_token, tokens_of
-from threads.fragments import house_names
 from threads.lifecycle import create_thread
+from threads.paging import BadCursor
 
 
 @login_required
@@ -38,17 +39,20 @@ def home(request):
 @login_required
 def house_page(request, slug):
     access = access_house(request.user, slug)
-    threads = live_threads(access.house.pk)
-    return render(
-        request,
-        "houses/house.html",
-        {
-            "house": access.house,
-            "membership": access.membership,
-            "rows": thread_rows(threads, house_names(access.house.pk), request.user),
-            "form": NewThreadForm(),
-        },
-    )
+    context = {"house": access.house, "membership": access.membership, "form": NewThreadForm()}
+    return render(request, "houses/house.html", context | list_context(access.house, request.user))
+
+
+@login_required
+@require_GET
+def more_threads(request, slug):
+    """The next page of the house's thread list, for the page's "more" row (newest first)."""
+    access = access_house(request.user, slug)
+    try:
+        context = list_context(access.house, request.user, request.GET.get("after", ""))
+    except BadCursor:
+        raise Http404 from None
+    return render(request, "houses/_thread_more.html", context)
 
 
 @login_required

@@ -14,6 +14,7 @@ from houses.access import access_house, access_person_thread, access_thread, thr
 from threads.current import load_view
 from threads.entries import Chat, EntryError, convert_payload, to_builtins
 from threads.lifecycle import create_thread
+from threads.paging import limit_of, page_of
 from threads.posting import Posted, delete_chat, post_chat
 from threads.status import derive_thread_status
 from threads.status_sync import now_ms, repair_drift
@@ -83,14 +84,12 @@ def entry(request, thread_id, entry_id):
 @api_view
 @require_http_methods(["GET"])
 def thread_list(request):
-    rows = (
-        threads_of(people_only(request.principal).user)
-        .select_related("house")
-        .order_by("-last_entry_ts", "-created_at")
-    )
+    """The caller's threads, newest activity first, a page at a time (``?cursor=&limit=``)."""
+    rows = threads_of(people_only(request.principal).user).select_related("house")
     if house := request.GET.get("house"):
         rows = rows.filter(house__slug=house)
-    return json_response({"threads": [thread_row(t) for t in rows[:500]]})
+    page = page_of(rows, request.GET.get("cursor", ""), limit_of(request.GET.get("limit")))
+    return json_response({"threads": [thread_row(t) for t in page.rows], "next": page.next or None})
 
 
 @api_view

@@ -16,9 +16,12 @@ from threads.entries import Chat, Entry, EntryDeleted, first_of_each_id
 from threads.models import EntryLocation, Thread
 
 
-def locate_chat(thread_id: str, entries: Sequence[Entry], next_offset: str | None) -> None:
-    """Record where chat entries landed (the offset is known for the last of a batch) and
-    which tombstone first named each."""
+def locate_chat(
+    thread_id: str, entries: Sequence[Entry], next_offset: str | None, window: int = 0
+) -> None:
+    """Record where chat entries landed (the offset is known for the last of a batch, the
+    history window from ``threads.windows.note_append``) and which tombstone first named
+    each."""
     rows = [
         EntryLocation(
             thread_id=thread_id,
@@ -27,6 +30,7 @@ def locate_chat(thread_id: str, entries: Sequence[Entry], next_offset: str | Non
             author_id=e.authorId or "",
             ts=e.ts,
             offset_after=(next_offset or "") if e is entries[-1] else "",
+            window=window,
         )
         for e in entries
         if isinstance(e.payload, Chat)
@@ -40,12 +44,14 @@ def locate_chat(thread_id: str, entries: Sequence[Entry], next_offset: str | Non
             ).update(deleted_by=e.id)
 
 
-def rebuild(thread: Thread, entries: Sequence[Entry]) -> int:
+def rebuild(thread: Thread, entries: Sequence[Entry], windows: dict[str, int] | None = None) -> int:
     """Replace ``thread``'s index with what its log says; returns the chat entries indexed.
 
     Offsets of single entries are not known from a catch-up read, so rebuilt rows
-    have none; a retry then answers with the tail offset, as documented.
+    have none; a retry then answers with the tail offset, as documented. ``windows``
+    gives each chat's history window (``threads.windows.read_for_rebuild``).
     """
+    windows = windows or {}
     entries = first_of_each_id(list(entries))
     tombstones: dict[str, str] = {}
     for e in entries:
@@ -59,6 +65,7 @@ def rebuild(thread: Thread, entries: Sequence[Entry]) -> int:
             author_id=e.authorId or "",
             ts=e.ts,
             deleted_by=tombstones.get(e.id, ""),
+            window=windows.get(e.id, 0),
         )
         for e in entries
         if isinstance(e.payload, Chat)

@@ -13,6 +13,7 @@ what the thread is waiting for, and ordinary chat is followed by nothing.
 
 from __future__ import annotations
 
+import functools
 import json
 import zlib
 from collections.abc import Iterable
@@ -33,10 +34,19 @@ MAX_TOOL_TEXT = 4000
 AVATAR_HUES = 18  # colour classes .hue-0 … .hue-17 in arbe.css
 
 
+NOT_WORD = regex.compile(r"[^\w]+")
+GRAPHEME = regex.compile(r"\X")
+
+
 def avatar(agent_id: str, name: Name) -> dict:
     """Initials (up to two graphemes) on a colour that stays with the agent id."""
-    words = [w for w in regex.split(r"[^\w]+", name.display) if w] or [name.handle]
-    initials = "".join(regex.findall(r"\X", w)[0] for w in words[:2])
+    return dict(_avatar(agent_id, name))  # a copy: views are the caller's to change
+
+
+@functools.lru_cache(maxsize=1024)
+def _avatar(agent_id: str, name: Name) -> dict:
+    words = [w for w in NOT_WORD.split(name.display) if w] or [name.handle]
+    initials = "".join(GRAPHEME.findall(w)[0] for w in words[:2])
     return {
         "initials": (initials or name.handle[:1] or "?").upper(),
         "hue": zlib.crc32(agent_id.encode()) % AVATAR_HUES,
@@ -45,6 +55,11 @@ def avatar(agent_id: str, name: Name) -> dict:
 
 
 def when(ts: int) -> dict:
+    return dict(_when(ts))
+
+
+@functools.lru_cache(maxsize=8192)
+def _when(ts: int) -> dict:
     """A ``<time>``'s parts; the page script shows local time, the server says UTC."""
     moment = datetime.fromtimestamp(ts / 1000, tz=UTC)
     return {
@@ -98,18 +113,35 @@ class Item:
     reply: Item | None = None  # on an answer: the reply it ends
 
 
-def page_items(entries: Iterable[E.Entry]) -> list[Item]:
-    """Visible entries in order, each reply folded into its answer or its failure."""
+def page_items(
+    entries: Iterable[E.Entry],
+    *,
+    partial: bool = False,
+    lookahead: Iterable[E.Entry] = (),
+    gone: set[str] | frozenset[str] = frozenset(),
+) -> list[Item]:
+    """Visible entries in order, each reply folded into its answer or its failure.
+
+    A history window (docs/history.md) is ``partial`` when it starts after the log's
+    start: transcript entries of a reply begun in an earlier window belong to that
+    window's reply and are left out here. ``lookahead`` (entries past the window's end)
+    only completes the replies the window opened; ``gone`` are chat ids tombstoned
+    after the window (from the chat index).
+    """
     items: list[Item] = []
     replies: dict[str, Item] = {}
     open_by_bot: dict[str, Item] = {}
     for entry in visible_entries(entries):
         p = entry.payload
+        if gone and entry.id in gone and isinstance(p, E.Chat):
+            continue
         dispatch_id = getattr(p, "dispatchId", None)
         reply = replies.get(dispatch_id) if dispatch_id else None
         match p:
             case E.PiPayload() | E.DispatchSteered() if reply:
                 reply.transcript.append(entry)
+            case E.PiPayload() | E.DispatchSteered() if partial and dispatch_id:
+                pass  # the transcript of a reply shown with an earlier window
             case E.DispatchStarted():
                 item = replies[p.dispatchId] = open_by_bot[p.agentId] = Item(entry)
                 items.append(item)
@@ -132,7 +164,29 @@ def page_items(entries: Iterable[E.Entry]) -> list[Item]:
                 pass  # the reply's own dispatch.failed says it, once
             case _:
                 items.append(Item(entry))
+    _complete(replies, open_by_bot, lookahead)
     return [i for i in items if not i.answered]
+
+
+def _complete(replies: dict[str, Item], open_by_bot: dict[str, Item], lookahead) -> None:
+    """Fill the replies still open at a window's end from the entries after it: their
+    transcript, phase, spend and failure. Their answers stay in the next window, where
+    the page script folds the reply's footer under them, as it does live."""
+    if not open_by_bot:
+        return
+    for entry in lookahead:
+        p = entry.payload
+        dispatch_id = getattr(p, "dispatchId", None)
+        reply = replies.get(dispatch_id) if dispatch_id else None
+        match p:
+            case E.PiPayload() | E.DispatchSteered() if reply:
+                reply.transcript.append(entry)
+            case E.DispatchPhase() if reply:
+                reply.phase = p
+            case E.DispatchFinished() if reply:
+                reply.spend = p.spend
+            case E.DispatchFailed() | E.ThreadOrphaned() if reply and getattr(p, "final", True):
+                reply.failure = entry
 
 
 def _close(open_by_bot: dict[str, Item], reply: Item) -> None:
@@ -148,6 +202,7 @@ def item_context(item: Item, names: Names) -> dict | None:
     if view["kind"] == "reply":
         view["transcript"] = [v for e in item.transcript if (v := describe(e, names))]
         view["line"] = phase_text(item.phase)
+        view["spend"] = spend_text(item.spend)
         if item.failure is not None:
             view["failed"] = (
                 narration(item.failure.payload, names, item.failure.authorId) or "The reply failed."

@@ -12,6 +12,10 @@ everything else goes through the template engine's autoescaping.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
+
 from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
@@ -32,7 +36,15 @@ from threads.now import ThreadNow
 from threads.projection import tombstoned_ids
 from threads.status import derive_thread_status
 
-__all__ = ["Item", "Names", "entry_fragments", "house_names", "page_context", "page_items"]
+__all__ = [
+    "Item",
+    "Names",
+    "entry_fragments",
+    "house_names",
+    "page_context",
+    "page_items",
+    "window_context",
+]
 
 
 def house_names(house_id: int) -> Names:
@@ -46,6 +58,41 @@ def house_names(house_id: int) -> Names:
 
 def render_entry(view: dict, thread_id: str) -> str:
     return render_to_string("threads/_entry.html", {"e": view, "thread_id": thread_id})
+
+
+class RenderedEntries:
+    """Rendered entries by what they show (a digest of the view): entries never change, so a
+    page rendering the same window again renders only what is new (a reply's phase, a name).
+    Bounded, least recently used first out; shared by the process's threads."""
+
+    def __init__(self, size: int = 8192):
+        self.size = size
+        self._html: OrderedDict[bytes, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def html(self, views: list[dict], thread_id: str) -> str:
+        out = []
+        for view in views:
+            key = hashlib.blake2b(repr((thread_id, view)).encode(), digest_size=16).digest()
+            with self._lock:
+                html = self._html.get(key)
+                if html is not None:
+                    self._html.move_to_end(key)
+            if html is None:
+                html = render_entry(view, thread_id)
+                with self._lock:
+                    self._html[key] = html
+                    if len(self._html) > self.size:
+                        self._html.popitem(last=False)
+            out.append(html)
+        return mark_safe("".join(out))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._html.clear()
+
+
+rendered = RenderedEntries()
 
 
 # -- live fragments -------------------------------------------------------------------
@@ -128,32 +175,56 @@ def now_panel(now: ThreadNow, names: Names, thread_id: str) -> str:
     return render_to_string("threads/_now.html", now_context(now, names, thread_id))
 
 
-def page_context(access, *, now_ms: int) -> dict:
-    """Everything the thread page renders: entries from the start, the current view, offsets."""
+def window_items(part, names: Names, thread_id: str) -> list[dict]:
+    """The views of a history slice's entries (``threads.windows.Slice``)."""
+    from threads.models import EntryLocation
+
+    gone: set[str] = set()
+    if not part.offset:
+        # A window above the newest part: its chat may be tombstoned further down the log.
+        chats = [e.id for e in part.entries if isinstance(e.payload, E.Chat)]
+        gone = set(
+            EntryLocation.objects.filter(thread_id=thread_id, entry_id__in=chats)
+            .exclude(deleted_by="")
+            .values_list("entry_id", flat=True)
+        )
+    items = page_items(part.entries, partial=part.partial, lookahead=part.lookahead, gone=gone)
+    return [v for item in items if (v := item_context(item, names))]
+
+
+def page_context(access, *, now_ms: int, around: str = "") -> dict:
+    """Everything the thread page renders: the newest history window (or the windows around
+    a linked message, then the newest), the current view, offsets."""
     from urllib.parse import quote
 
+    from threads import windows
     from threads.current import load_view
-    from threads.reading import read_entries
 
     thread = access.thread
     names = house_names(thread.house_id)
-    entries, offset = read_entries(thread.id)
+    linked = windows.around(thread.id, around) if around else None
+    part = windows.newest(thread.id)
     loaded = load_view(thread, now_ms=now_ms)
-    items = [v for item in page_items(entries) if (v := item_context(item, names))]
+    items = window_items(part, names, thread.id)
+    above = window_items(linked, names, thread.id) if linked else []
     viewer_id = access.principal.agent_id
-    finished = [e.payload.spend for e in entries if isinstance(e.payload, E.DispatchFinished)]
+    first = linked or part
+    finished = [e.payload.spend for e in part.entries if isinstance(e.payload, E.DispatchFinished)]
     return now_context(loaded.now, names, thread.id) | {
         "thread": thread,
         "house": thread.house,
-        "items": items,
-        "offset": offset,
-        "ws_url": f"/ws/threads/{thread.id}/?offset={quote(offset, safe='')}",
+        "items_html": rendered.html(items, thread.id),
+        "linked_html": rendered.html(above, thread.id),
+        "older": first.older,
+        "gap": linked,
+        "offset": part.offset,
+        "ws_url": f"/ws/threads/{thread.id}/?offset={quote(part.offset, safe='')}",
         "viewer_id": viewer_id,
         "viewer_avatar": avatar(viewer_id, names.of(viewer_id)),
         "viewer_name": names.of(viewer_id),
         "is_owner": access.is_owner,
-        "total_tokens": sum(s.totalTokens for s in finished),
-        "total_cost": sum(s.costUsd for s in finished),
+        "total_tokens": part.spent_tokens + sum(s.totalTokens for s in finished),
+        "total_cost": part.spent_cost + sum(s.costUsd for s in finished),
         "bots": sorted(
             (n for n in names.values() if n.is_bot and n.active), key=lambda n: n.handle
         ),
@@ -166,6 +237,29 @@ def page_context(access, *, now_ms: int) -> dict:
             ),
             key=lambda m: (m["bot"], m["handle"]),
         ),
+    }
+
+
+def window_context(access, *, upto="", before="", after="", until="") -> dict | None:
+    """An older window (``upto``/``before``) or a newer one inside a gap (``after``/``until``),
+    as ``threads/_window.html`` renders it; None when the key names no stored position."""
+    from threads import windows
+
+    thread = access.thread
+    if after:
+        part = windows.newer(thread.id, after=after, until=until)
+    else:
+        part = windows.older(thread.id, upto=upto, before=before)
+    if part is None:
+        return None
+    names = house_names(thread.house_id)
+    return {
+        "items_html": rendered.html(window_items(part, names, thread.id), thread.id),
+        "older": part.older,
+        "newer": part.newer,
+        "until": part.until,
+        "direction": "newer" if after else "older",
+        "thread_id": thread.id,
     }
 
 

@@ -42,6 +42,10 @@ class LogReader:
     def tail(self, name: str, offset: str = START):
         return self._client.tail(name, offset)
 
+    def sse(self, name: str, offset: str = START):
+        """Results with an offset after each batch the server sends (history repair)."""
+        return self._client.sse(name, offset)
+
 
 class AsyncLogReader:
     """The same reads for async code; bound to the event loop that made it."""

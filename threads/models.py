@@ -75,6 +75,12 @@ class Thread(models.Model):
         indexes = [
             models.Index(fields=["house", "-last_entry_ts"], name="thread_recency"),
             models.Index(fields=["status"], name="thread_status"),
+            # Lists a page at a time (``threads.paging``): the order with its tie-break, and
+            # the house rollup's counts read from the index alone.
+            models.Index(fields=["house", "-last_entry_ts", "-id"], name="thread_page"),
+            models.Index(fields=["-last_entry_ts", "-id"], name="thread_page_all"),
+            models.Index(fields=["house", "archived_at", "status"], name="thread_house_states"),
+            models.Index(fields=["house", "status", "-last_entry_ts"], name="thread_house_speaker"),
         ]
 
     def __str__(self):
@@ -106,6 +112,8 @@ class EntryLocation(models.Model):
     offset_after = models.CharField(max_length=256, blank=True)
     # The id of the first tombstone that names this entry, once there is one.
     deleted_by = models.CharField(max_length=128, blank=True)
+    # The history window (``WindowMark.seq``) the entry is in; 0 when not known.
+    window = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
@@ -114,6 +122,44 @@ class EntryLocation(models.Model):
 
     def __str__(self):
         return f"{self.entry_id} in {self.thread_id}"
+
+
+class WindowMark(models.Model):
+    """Where a history window of a thread ends: a stored stream position, a cache of the log.
+
+    Written at the append seam (``threads.windows.note_append``): every
+    ``WINDOW_CHATS`` chat entries or ``WINDOW_ENTRIES`` entries of any kind, the
+    append that crosses the line closes the thread's open window with the offset
+    that append answered. Window ``seq`` holds the entries from mark ``seq - 1``'s
+    offset (or the start) through ``entry_id``. The open window (``offset`` empty)
+    counts the entries since the last mark. ``manage.py reindex_entries`` rebuilds
+    them from the log. See docs/history.md.
+    """
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="+")
+    seq = models.PositiveIntegerField()
+    # The opaque offset just after the window's last entry; empty while the window is open.
+    offset = models.CharField(max_length=256, blank=True)
+    # The id of the window's last entry: a reader from the previous mark stops after it.
+    entry_id = models.CharField(max_length=128, blank=True)
+    chats = models.PositiveIntegerField(default=0)
+    entries = models.PositiveIntegerField(default=0)
+    # What the thread's replies spent (``signal.dispatch.finished``) up to the window's end,
+    # so the page's thread total needs only the entries it reads.
+    spent_tokens = models.PositiveBigIntegerField(default=0)
+    spent_cost = models.FloatField(default=0.0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "seq"], name="one_mark_per_seq"),
+        ]
+
+    def __str__(self):
+        return f"window {self.seq} of {self.thread_id}"
+
+    @property
+    def is_open(self) -> bool:
+        return not self.offset
 
 
 class ThreadRead(models.Model):

@@ -5,4 +5,5 @@ from threads import views
 urlpatterns = [
     path("threads/<str:thread_id>/", views.thread_page, name="thread"),
     path("threads/<str:thread_id>/runs", views.delegate_run, name="thread-run"),
+    path("threads/<str:thread_id>/window", views.thread_window, name="thread-window"),
 ]

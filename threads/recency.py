@@ -35,6 +35,7 @@ from threads.models import Thread
 from threads.status import moves_status
 from threads.status_sync import track_after_append
 from threads.unread import note_appended
+from threads.windows import note_append
 
 logger = logging.getLogger(__name__)
 THREAD_STREAM_PREFIX = "arbe-thread-"
@@ -148,7 +149,7 @@ def after_append(
     if thread_id is None or not entries:
         return
     note_appended(thread_id, entries)  # before locate_chat: it skips chat already located
-    locate_chat(thread_id, entries, next_offset)
+    locate_chat(thread_id, entries, next_offset, note_append(thread_id, entries, next_offset))
     search.index.after_append(thread_id, entries)
     # A status write announces the row itself; otherwise recency does, so the house list
     # follows new entries too.

@@ -2,13 +2,14 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import Http404
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from houses.access import access_person_thread
 from houses.membership import agent_for_user
 from houses.principals import person
-from threads.fragments import page_context
+from threads.fragments import page_context, window_context
 from threads.reading import ThreadLogMissing
 from threads.status_sync import now_ms
 from threads.unread import mark_read
@@ -23,10 +24,28 @@ def thread_page(request, thread_id):
     access = access_person_thread(viewer(request.user), thread_id)
     mark_read(request.user, access.thread)  # opening a thread reads it (docs/unread.md)
     try:
-        return render(request, "threads/thread.html", page_context(access, now_ms=now_ms()))
+        around = request.GET.get("around", "")[:128]
+        context = page_context(access, now_ms=now_ms(), around=around)
+        return render(request, "threads/thread.html", context)
     except ThreadLogMissing as exc:
         context = {"thread": access.thread, "problem": str(exc)}
         return render(request, "threads/missing_log.html", context, status=503)
+
+
+@login_required
+@require_GET
+def thread_window(request, thread_id):
+    """A history window for the page's scroller: older (``upto`` a mark, or ``before`` a
+    chat) or newer inside a gap (``after`` a mark ``until`` another). docs/history.md."""
+    access = access_person_thread(viewer(request.user), thread_id)
+    keys = {k: request.GET.get(k, "")[:128] for k in ("upto", "before", "after", "until")}
+    try:
+        context = window_context(access, **keys)
+    except ThreadLogMissing:
+        context = None
+    if context is None:
+        raise Http404
+    return render(request, "threads/_window.html", context)
 
 
 @login_required

@@ -150,6 +150,7 @@
     regroup();
     localTimes();
   }
+  window.arbeSettle = settle; // history.js settles the windows it inserts
 
   // A reply's line folds into its answer: the footer (spend, transcript) moves under the
   // bot's next message, and the line goes. A failed reply keeps its one line.

@@ -129,3 +129,17 @@ def wait_for(check, seconds: float = 10.0) -> None:
     while not check():
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.02)
+
+
+def test_threads_follows_the_list_cursor(world):
+    from threads.models import Thread
+    from threads.paging import PAGE
+
+    Thread.objects.bulk_create(
+        [
+            Thread(house=world.house, title=f"many {i}", last_entry_ts=1_700_000_000_000 + i)
+            for i in range(2 * PAGE + 3)
+        ]
+    )
+    out = Terminal(world.member)("threads", "h").out
+    assert out.count("many ") == 2 * PAGE + 3

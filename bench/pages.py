@@ -1,0 +1,183 @@
+"""Page benchmark: the thread page, older windows, the house page and the list APIs by size.
+
+    python -m bench.pages [--quick] [--write-docs]
+
+Threads are made of ``bench.now``'s entry mix (chat, director, dispatch, Pi transcript),
+seeded through the raw service client, then indexed by ``manage.py reindex_entries`` (the
+repair path builds the history marks). Requests go through ``django.test.Client`` (session
+auth, access, stream reads, rendering) on a throw-away SQLite database with the embedded
+stream server in-process; the median (p50) of the timed requests is reported, with the
+HTML size and the SQL queries of one request. Targets (docs/history.md): the thread page at
+100,000 entries p50 ≤ 30 ms, ≤ 100 KiB and within 1.5× of the page at 100 entries; an older
+window at any depth ≤ 30 ms; the house page and the list APIs with 10,000 threads p50 ≤ 30 ms
+and ≤ 6 queries.
+"""
+
+import argparse
+import statistics
+import tempfile
+import time
+
+from bench.docs import write_section
+from bench.now import TAIL, _raw, sample_entries, setup_django
+
+THREAD_LENGTHS = (100, 10_000, 100_000)
+HOUSE_SIZES = (10, 10_000)
+APPEND = 12  # entries per seeded append
+
+
+def timed(client, url: str, calls: int, **params) -> tuple[float, int, int]:
+    """p50 ms, response bytes and the queries of one request."""
+    from django.db import connection
+
+    response = client.get(url, params)  # warm
+    assert response.status_code == 200, (url, response.status_code)
+    queries = []
+    with connection.execute_wrapper(
+        lambda execute, sql, *args: queries.append(sql) or execute(sql, *args)
+    ):
+        response = client.get(url, params)
+    out = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        response = client.get(url, params)
+        out.append((time.perf_counter() - started) * 1000)
+    return statistics.median(out), len(response.content), len(queries)
+
+
+def seeded_thread(house, owner, n: int):
+    from django.core.management import call_command
+
+    from streams.client import service_client
+    from threads.lifecycle import create_thread
+    from threads.models import Thread
+
+    thread = create_thread(house=house, title=f"{n} entries", by=owner.agent)
+    decided = None
+    # Seeding skips the append hooks on purpose; the repair path then builds the marks.
+    writer = service_client()
+    body = sample_entries(n)
+    # Appends of a few entries, as a live thread gets them (an offset exists only between
+    # appends, so one huge batch would be one window).
+    for chunk in range(0, len(body), APPEND):
+        if chunk >= len(body) - TAIL and decided is None:
+            decided = writer.head(thread.stream_name).next_offset
+        writer.append_batch(thread.stream_name, [_raw(e) for e in body[chunk : chunk + APPEND]])
+    call_command("reindex_entries", "--thread", thread.id, stdout=_Quiet(), stderr=_Quiet())
+    # A live thread's director has decided up to near the tail (as in bench.now).
+    Thread.objects.filter(pk=thread.pk).update(director_offset=decided, director_tail=[])
+    return thread
+
+
+class _Quiet:
+    def write(self, *_args, **_kwargs):
+        pass
+
+    def flush(self):
+        pass
+
+
+def thread_rows(calls: int, lengths) -> tuple[list[str], dict]:
+    from django.test import Client
+
+    from tests.factories import make_house, make_user
+    from threads.models import WindowMark
+
+    owner = make_user("bench-pages")
+    house = make_house("bench-pages", owner=owner)
+    client = Client()
+    client.force_login(owner)
+    rows, page_ms = [], {}
+    for n in lengths:
+        thread = seeded_thread(house, owner, n)
+        p50, size, queries = timed(client, f"/threads/{thread.id}/", calls)
+        page_ms[n] = p50
+        rows.append(
+            f"| thread page | {n:,} entries | {p50:.1f} | {size / 1024:.1f} KiB | {queries} |"
+        )
+        print(rows[-1], flush=True)
+        marks = list(WindowMark.objects.filter(thread=thread).exclude(offset="").order_by("seq"))
+        if len(marks) < 3:
+            continue
+        picks = {"oldest": marks[0], "middle": marks[len(marks) // 2], "newest": marks[-2]}
+        for depth, mark in picks.items():
+            url = f"/threads/{thread.id}/window"
+            p50, size, queries = timed(client, url, calls, upto=mark.entry_id)
+            label = f"{n:,} entries, {depth} (window {mark.seq} of {len(marks) + 1})"
+            rows.append(
+                f"| older window | {label} | {p50:.1f} | {size / 1024:.1f} KiB | {queries} |"
+            )
+            print(rows[-1], flush=True)
+    return rows, page_ms
+
+
+def house_rows(calls: int, sizes) -> list[str]:
+    from django.test import Client
+
+    from tests.factories import make_house, make_user
+    from threads.models import Status, Thread
+
+    rows = []
+    for n in sizes:
+        owner = make_user(f"bench-house-{n}")
+        house = make_house(f"bench-house-{n}", owner=owner)
+        states = list(Status.values)
+        Thread.objects.bulk_create(
+            [
+                Thread(
+                    house=house,
+                    title=f"thread {i}",
+                    created_by=owner.agent,
+                    status=states[i % len(states)],
+                    last_entry_ts=1_700_000_000_000 + i * 1000,
+                )
+                for i in range(n)
+            ],
+            batch_size=2000,
+        )
+        client = Client()
+        client.force_login(owner)
+        for label, url in (
+            ("house page", f"/houses/{house.slug}/"),
+            ("`GET /api/houses/:slug`", f"/api/houses/{house.slug}"),
+            ("`GET /api/threads`", "/api/threads"),
+        ):
+            p50, size, queries = timed(client, url, calls)
+            unit = "KiB"
+            rows.append(
+                f"| {label} | {n:,} threads | {p50:.1f} | {size / 1024:.1f} {unit} | {queries} |"
+            )
+            print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args(argv)
+    calls = 5 if args.quick else 21
+    lengths = THREAD_LENGTHS[:2] if args.quick else THREAD_LENGTHS
+    with tempfile.TemporaryDirectory(prefix="arbe-bench-pages-") as var_dir:
+        setup_django(var_dir)
+        head = [
+            "| page | size of the work | p50 ms | response | SQL queries |",
+            "|---|---|---|---|---|",
+        ]
+        rows, page_ms = thread_rows(calls, lengths)
+        rows += house_rows(calls, HOUSE_SIZES)
+    ratio = page_ms[lengths[-1]] / page_ms[lengths[0]]
+    table = "\n".join(head + rows) + (
+        f"\n\nThread page at {lengths[-1]:,} entries / at {lengths[0]:,}: {ratio:.2f}×. "
+        "Targets: thread page at 100,000 entries p50 ≤ 30 ms, ≤ 100 KiB, ≤ 1.5× the page at "
+        "100 entries; an older window at any depth ≤ 30 ms; house page and list APIs with "
+        "10,000 threads p50 ≤ 30 ms, ≤ 6 queries. Median of "
+        f"{calls} requests after one warm-up, `django.test.Client`, SQLite, embedded streams."
+    )
+    print(table)
+    if args.write_docs:
+        write_section("pages", "Pages by size (`python -m bench.pages`)", table)
+
+
+if __name__ == "__main__":
+    main()
