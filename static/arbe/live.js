@@ -73,6 +73,8 @@
       return;
     }
     laterConn();
+    // Offline, nothing can connect: the browser's "online" event reconnects instead.
+    if (navigator.onLine === false) return;
     // The extension retries only 1006/1011/1012/1013; a clean close resumes too.
     if ([1006, 1011, 1012, 1013].indexOf(code) < 0) {
       setTimeout(function () { evt.detail.socketWrapper.reconnect(); }, 300);
