@@ -3,6 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from arbe_site.progress import progress_line
 from houses.models import House
 from search.backends import backend
 from search.index import high_water, rebuild_thread
@@ -40,8 +41,6 @@ class Command(BaseCommand):
         note = f", {missing} with no log" if missing else ""
         self.stdout.write(f"{total} threads reindexed, {docs} messages searchable{note}.")
 
-    def _progress(self, done: int, total: int, docs: int, width: int = 30) -> None:
-        filled = width * done // total if total else width
-        bar = "#" * filled + "-" * (width - filled)
-        line = f"\r[{bar}] {done}/{total} threads, {docs} messages"
-        self.stderr.write(line, ending="" if done < total else "\n")
+    def _progress(self, done: int, total: int, docs: int) -> None:
+        text, ending = progress_line(done, total, f" threads, {docs} messages")
+        self.stderr.write(text, ending=ending)

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
+from arbe_site.progress import progress_line
 from threads.models import Thread
 from threads.status_sync import sync_status
 
@@ -26,7 +27,6 @@ class Command(BaseCommand):
             self._progress(done, len(ids))
         self.stdout.write(f"{len(ids)} threads recomputed, {changed} records changed.")
 
-    def _progress(self, done: int, total: int, width: int = 30) -> None:
-        filled = width * done // total if total else width
-        bar = "#" * filled + "-" * (width - filled)
-        self.stderr.write(f"\r[{bar}] {done}/{total}", ending="" if done < total else "\n")
+    def _progress(self, done: int, total: int) -> None:
+        text, ending = progress_line(done, total)
+        self.stderr.write(text, ending=ending)

@@ -3,6 +3,7 @@ every thread, or one, from its log."""
 
 from django.core.management.base import BaseCommand, CommandError
 
+from arbe_site.progress import progress_line
 from threads import chat_index, windows
 from threads.models import Thread
 from threads.reading import ThreadLogMissing
@@ -39,7 +40,6 @@ class Command(BaseCommand):
             f"{total} threads reindexed, {chats} chat entries, {marks} window marks{note}."
         )
 
-    def _progress(self, done: int, total: int, width: int = 30) -> None:
-        filled = width * done // total if total else width
-        bar = "#" * filled + "-" * (width - filled)
-        self.stderr.write(f"\r[{bar}] {done}/{total}", ending="" if done < total else "\n")
+    def _progress(self, done: int, total: int) -> None:
+        text, ending = progress_line(done, total)
+        self.stderr.write(text, ending=ending)
