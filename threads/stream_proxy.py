@@ -7,6 +7,7 @@ the who-may-write-what table and fires the same hooks as server appends.
 """
 
 import asyncio
+import dataclasses
 import time
 import weakref
 
@@ -69,6 +70,10 @@ async def proxy_read(request, stream_name: str):
         raise BadInput("live: must be 'long-poll' or 'sse'")
     offset = request.GET.get("offset", wire.START)
     call = wire.read_call(stream_name, offset, live=live, cursor=request.GET.get("cursor"))
+    # The body is passed through as it comes, so it must come as it is: a server that
+    # compresses (the reference server gzips) would otherwise hand the caller gzip bytes
+    # under no Content-Encoding.
+    call = dataclasses.replace(call, headers=(*call.headers, ("Accept-Encoding", "identity")))
     response = await upstream().send(call, stream=True)
     if response.status_code >= 400:
         text = (await response.aread()).decode(errors="replace")[:300]
