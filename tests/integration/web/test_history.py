@@ -142,7 +142,11 @@ def test_replies_across_a_window_end_keep_their_transcript_and_spend(world):
     assert "the answer" not in html and 'id="thread-total" data-tokens="77"' in html
 
 
-def test_reindex_rebuilds_marks_that_read_the_same_windows(world):
+def test_reindex_rebuilds_marks_that_read_the_same_windows(world, settings):
+    if settings.DURABLE_STREAMS_URL:
+        # A rebuild can close a window only where the server reports an offset; the
+        # reference server sends a whole catch-up as one SSE event (docs/history.md).
+        pytest.skip("window sizes after a rebuild follow the embedded server's SSE events")
     post(world, 4 * N + 3)
     WindowMark.objects.all().delete()
     EntryLocation.objects.all().update(window=0)
