@@ -285,3 +285,13 @@ def test_reindex_entries_rebuilds_the_chat_index_from_the_logs(world):
     EntryLocation.objects.all().delete()
     call_command("reindex_entries", stdout=None, stderr=None)
     assert EntryLocation.objects.count() == 2
+
+
+def test_a_nul_in_an_address_is_a_400_before_any_lookup(world):
+    """PostgreSQL text can't hold NUL: a lookup by one failed inside the database (500)."""
+    client = world.token_client(world.member)
+    for url in ("/api/threads/%00", "/api/threads?house=%00", "/api/houses/a%00b"):
+        response = client.get(url)
+        assert response.status_code == 400 and "NUL" in response.json()["error"]
+    page = world.client_for(world.member).get("/threads/%00/")
+    assert page.status_code == 400
