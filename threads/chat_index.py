@@ -23,15 +23,7 @@ def locate_chat(
     history window from ``threads.windows.note_append``) and which tombstone first named
     each."""
     rows = [
-        EntryLocation(
-            thread_id=thread_id,
-            entry_id=e.id,
-            type=e.type,
-            author_id=e.authorId or "",
-            ts=e.ts,
-            offset_after=(next_offset or "") if e is entries[-1] else "",
-            window=window,
-        )
+        _row(thread_id, e, window, offset_after=(next_offset or "") if e is entries[-1] else "")
         for e in entries
         if isinstance(e.payload, Chat)
     ]
@@ -58,15 +50,7 @@ def rebuild(thread: Thread, entries: Sequence[Entry], windows: dict[str, int] | 
         if isinstance(e.payload, EntryDeleted):
             tombstones.setdefault(e.payload.entryId, e.id)
     rows = [
-        EntryLocation(
-            thread=thread,
-            entry_id=e.id,
-            type=e.type,
-            author_id=e.authorId or "",
-            ts=e.ts,
-            deleted_by=tombstones.get(e.id, ""),
-            window=windows.get(e.id, 0),
-        )
+        _row(thread.pk, e, windows.get(e.id, 0), deleted_by=tombstones.get(e.id, ""))
         for e in entries
         if isinstance(e.payload, Chat)
     ]
@@ -74,3 +58,15 @@ def rebuild(thread: Thread, entries: Sequence[Entry], windows: dict[str, int] | 
         EntryLocation.objects.filter(thread=thread).delete()
         EntryLocation.objects.bulk_create(rows, batch_size=1000)
     return len(rows)
+
+
+def _row(thread_id: str, entry: Entry, window: int, **known) -> EntryLocation:
+    return EntryLocation(
+        thread_id=thread_id,
+        entry_id=entry.id,
+        type=entry.type,
+        author_id=entry.authorId or "",
+        ts=entry.ts,
+        window=window,
+        **known,
+    )
