@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 .PHONY: run test bench deps system-deps lint test-unit test-stack conformance test-e2e clean FORCE \
-	screenshots
+	screenshots scale
 
 $(PY_STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -44,6 +44,11 @@ run: deps
 	$(PY) manage.py seed_demo --url http://$(HOST):$(PORT)/
 	DEBUG=$${DEBUG:-true} ARBE_INTERNAL_URL=$${ARBE_INTERNAL_URL:-http://$(HOST):$(PORT)} \
 		$(VENV)/bin/daphne -b $(HOST) -p $(PORT) arbe_site.asgi:application
+
+# The scaled configuration on this machine: PostgreSQL, Redis and the reference stream server on
+# free loopback ports, then the Procfile under honcho (2 Daphnes from PORT, 2 backstage workers).
+scale: deps system-dep-postgresql system-dep-redis-server
+	$(PY) scripts/scale.py --port $(PORT) --web $${WEB:-2} --workers $${WORKERS:-2}
 
 lint: $(PY_STAMP)
 	$(VENV)/bin/ruff check .

@@ -107,9 +107,10 @@ class Cluster:
         web: int = 2,
         workers: int = 2,
         streams: str = "reference",
-        sweep_s: float = 60,
+        sweep_s: int = 60,
         var_dir: str | None = None,
         extra_env: dict[str, str] | None = None,
+        internal_url: str | None = None,
     ) -> None:
         if streams not in ("reference", "embedded"):
             raise ValueError("streams is 'reference' or 'embedded'")
@@ -118,6 +119,7 @@ class Cluster:
         self._own_var = var_dir is None
         self.var_dir = Path(var_dir or tempfile.mkdtemp(prefix="arbe-cluster-"))
         self.extra_env = extra_env or {}
+        self.internal_url = internal_url
         self.pg: PostgresCluster | None = None
         self.database_url = ""
         self.redis: Proc | None = None
@@ -141,7 +143,8 @@ class Cluster:
         self.database_url = self.pg.create_database("arbe")
         self.redis = self._redis().start()
         web_ports = [free_port() for _ in range(self.n_web)]
-        self.env = self._env(internal_url=f"http://127.0.0.1:{web_ports[0]}")
+        first_web = f"http://127.0.0.1:{web_ports[0]}" if web_ports else "http://127.0.0.1:8000"
+        self.env = self._env(internal_url=self.internal_url or first_web)
         self.manage("migrate", "--noinput", "-v0")
         self.streams = self._streams().start()
         self.env["DURABLE_STREAMS_URL"] = self.streams.url
@@ -256,9 +259,10 @@ class Cluster:
         return "\n".join(f"== {p.name} ==\n{p.tail(chars)}" for p in self.procs())
 
     def world(self, *, people: int = 2, bot: bool = True, threads: int = 1) -> dict:
-        """A house with ``people`` members (each with an API token), a demo-model bot and
-        ``threads`` threads, made in the cluster's database; returned as plain data."""
-        code = _WORLD.format(people=people, bot=bot, threads=threads)
+        """A house with ``people`` members (each with an API token and a signed-in session
+        key for sockets and pages), a demo-model bot and ``threads`` threads, made in the
+        cluster's database; returned as plain data."""
+        code = _WORLD.format(people=people, bot=bot, threads=threads, tag=secrets.token_hex(3))
         return json.loads(self.manage("shell", "-c", code).strip().splitlines()[-1])
 
 
@@ -267,12 +271,24 @@ import json
 from houses.models import ApiToken
 from tests.factories import make_bot, make_house, make_user
 from threads.lifecycle import create_thread
-people = [make_user(f"p{{n}}") for n in range({people})]
-house = make_house("cluster", owner=people[0], members=people[1:])
+people = [make_user(f"p{{n}}-{tag}") for n in range({people})]
+house = make_house("h-{tag}", owner=people[0], members=people[1:])
 bot = make_bot(house, "helper") if {bot} else None
 owner = people[0].agent
 threads = [create_thread(house=house, title=f"T{{n}}", by=owner) for n in range({threads})]
 tokens = [ApiToken.issue(user, "cluster")[1] for user in people]
+from django.conf import settings
+from django.contrib import auth
+from django.contrib.sessions.backends.db import SessionStore
+sessions = []
+for user in people:
+    session = SessionStore()
+    session[auth.SESSION_KEY] = str(user.pk)
+    session[auth.BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
+    session[auth.HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
+    sessions.append(session.session_key)
 print(json.dumps({{"house": house.slug, "threads": [t.id for t in threads], "tokens": tokens,
+    "sessions": sessions, "usernames": [u.username for u in people],
     "agents": [u.agent.id for u in people], "bot": bot.handle if bot else None}}))
 """
