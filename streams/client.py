@@ -134,9 +134,11 @@ class DurableStreamClient(_ClientBase):
     def delete(self, name: str) -> None:
         wire.raise_for_status(self.send(wire.Call("DELETE", wire.stream_path(name))))
 
-    def read(self, name: str, offset: str = START) -> ReadResult:
-        """One catch-up page from ``offset``."""
-        return wire.decode_read(self.send(wire.read_call(name, offset)), offset)
+    def read(self, name: str, offset: str = START, *, page_bytes: int | None = None) -> ReadResult:
+        """One catch-up page from ``offset`` (``page_bytes``: a smaller page, if the server
+        honours it)."""
+        call = wire.read_call(name, offset, page_bytes=page_bytes)
+        return wire.decode_read(self.send(call), offset)
 
     def catch_up(self, name: str, offset: str = START) -> ReadResult:
         """Everything from ``offset`` to the tail, reading pages until ``Stream-Up-To-Date``."""
@@ -256,8 +258,11 @@ class AsyncDurableStreamClient(_ClientBase):
     async def delete(self, name: str) -> None:
         wire.raise_for_status(await self.send(wire.Call("DELETE", wire.stream_path(name))))
 
-    async def read(self, name: str, offset: str = START) -> ReadResult:
-        return wire.decode_read(await self.send(wire.read_call(name, offset)), offset)
+    async def read(
+        self, name: str, offset: str = START, *, page_bytes: int | None = None
+    ) -> ReadResult:
+        call = wire.read_call(name, offset, page_bytes=page_bytes)
+        return wire.decode_read(await self.send(call), offset)
 
     async def catch_up(self, name: str, offset: str = START) -> ReadResult:
         reading = wire.CatchUp(name, offset)

@@ -187,12 +187,21 @@ def append_call(
     return Call("POST", stream_path(name), headers=tuple(headers), content=body)
 
 
-def read_params(offset: str = START, *, live: str | None = None, cursor: str | None = None):
+def read_params(
+    offset: str = START,
+    *,
+    live: str | None = None,
+    cursor: str | None = None,
+    page_bytes: int | None = None,
+):
     """Query params of a read, sorted (cursor, live, offset) as the spec asks for CDN collapsing.
 
-    A live read always names its offset; httpx percent-encodes the value.
+    A live read always names its offset; httpx percent-encodes the value. ``page_bytes`` asks
+    arbe's embedded server for a smaller catch-up page; other servers ignore it.
     """
     params = [("offset", encode_offset(offset))]
+    if page_bytes:
+        params.append(("arbe_page_bytes", str(page_bytes)))
     if cursor:
         params.append(("cursor", cursor))
     if live:
@@ -200,8 +209,10 @@ def read_params(offset: str = START, *, live: str | None = None, cursor: str | N
     return tuple(sorted(params))
 
 
-def read_call(name: str, offset: str = START, *, live: str | None = None, cursor=None) -> Call:
-    params = read_params(offset, live=live, cursor=cursor)
+def read_call(
+    name: str, offset: str = START, *, live: str | None = None, cursor=None, page_bytes=None
+) -> Call:
+    params = read_params(offset, live=live, cursor=cursor, page_bytes=page_bytes)
     return Call("GET", stream_path(name), params=params, live=bool(live))
 
 

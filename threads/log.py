@@ -30,8 +30,8 @@ class LogReader:
     def head(self, name: str):
         return self._client.head(name)
 
-    def read(self, name: str, offset: str = START):
-        return self._client.read(name, offset)
+    def read(self, name: str, offset: str = START, *, page_bytes: int | None = None):
+        return self._client.read(name, offset, page_bytes=page_bytes)
 
     def catch_up(self, name: str, offset: str = START):
         return self._client.catch_up(name, offset)
@@ -56,8 +56,8 @@ class AsyncLogReader:
     async def head(self, name: str):
         return await self._client.head(name)
 
-    async def read(self, name: str, offset: str = START):
-        return await self._client.read(name, offset)
+    async def read(self, name: str, offset: str = START, *, page_bytes: int | None = None):
+        return await self._client.read(name, offset, page_bytes=page_bytes)
 
     async def catch_up(self, name: str, offset: str = START):
         return await self._client.catch_up(name, offset)

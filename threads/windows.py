@@ -26,6 +26,9 @@ from threads.unreadable import readable
 WINDOW_CHATS = 30  # a window closes after this many chat entries…
 WINDOW_ENTRIES = 300  # …or this many entries of any kind (transcripts), whichever first
 LOOKAHEAD = 400  # entries past a window's end read to close the replies it opened
+# A window and its lookahead are a few hundred entries: ask for pages about that size, not the
+# server's whole 4 MiB catch-up page (docs/history.md, "What an older window costs").
+WINDOW_PAGE_BYTES = 256 * 1024
 
 
 @dataclass
@@ -199,7 +202,7 @@ def read_span(
 
     while True:
         try:
-            page = reader.read(name, offset)
+            page = reader.read(name, offset, page_bytes=WINDOW_PAGE_BYTES)
         except StreamNotFound:
             raise ThreadLogMissing(name) from None
         for raw in page.messages or ():

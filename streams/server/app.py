@@ -42,6 +42,20 @@ MAX_BODY = 8 * 1024 * 1024
 _READ_OFFSET_RE = re.compile(r"^(-1|now|[0-9]{1,32}_[0-9]{1,32})\Z")
 _FORK_OFFSET_RE = re.compile(r"^[0-9]{1,32}_[0-9]{1,32}\Z")
 CACHEABLE = "public, max-age=60, stale-while-revalidate=300"
+# arbe's own readers may ask for a smaller catch-up page (an older window of a long thread
+# needs a few hundred entries, not 4 MiB). Not part of the protocol: other servers ignore
+# the parameter and answer their usual page, which is still correct.
+PAGE_BYTES = "arbe_page_bytes"
+MIN_PAGE_BYTES = 4096
+
+
+def page_budget(values: list[str] | None) -> int:
+    if not values:
+        return store.READ_BUDGET
+    value = values[0]
+    if len(values) > 1 or not (value.isascii() and value.isdigit()) or len(value) > 12:
+        raise ProtocolError(400, f"{PAGE_BYTES} must be one whole number of bytes")
+    return max(MIN_PAGE_BYTES, min(int(value), store.READ_BUDGET))
 
 
 def stream_name(path: str) -> str:
@@ -224,6 +238,7 @@ class StreamsApp:
                 raise ProtocolError(400, "Invalid offset format")
         live = (request.query.get("live") or [None])[0]
         cursor = (request.query.get("cursor") or [None])[0]
+        budget = page_budget(request.query.get(PAGE_BYTES))
         if live in ("long-poll", "sse") and offset is None:
             raise ProtocolError(400, f"{'SSE' if live == 'sse' else 'Long-poll'} requires offset")
         try:
@@ -234,13 +249,15 @@ class StreamsApp:
             return await serve_sse(self, request, after, cursor, receive, send)
         waiter = hub.register(request.name) if live == "long-poll" else None
         try:
-            await self._read(request, offset, after, live, cursor, waiter, receive, send)
+            await self._read(request, offset, after, live, cursor, waiter, receive, send, budget)
         finally:
             if waiter is not None:
                 hub.unregister(waiter)
 
-    async def _read(self, request, offset, after, live, cursor, waiter, receive, send):
-        snap = await reads.snapshot(request.name, after, with_messages=offset != "now" or live)
+    async def _read(self, request, offset, after, live, cursor, waiter, receive, send, budget):
+        snap = await reads.snapshot(
+            request.name, after, with_messages=offset != "now" or live, budget=budget
+        )
         row = require_live(snap.row)
         self.touch(row)
         tail = format_offset(row.tail)

@@ -23,7 +23,9 @@ class Snapshot:
     up_to_date: bool = True
 
 
-def _snapshot(alias: str, name: str, after: int | None, with_messages: bool) -> Snapshot:
+def _snapshot(
+    alias: str, name: str, after: int | None, with_messages: bool, budget: int
+) -> Snapshot:
     connection = connections[alias]
     try:
         with store.cursor_for(connection) as cursor:
@@ -31,7 +33,7 @@ def _snapshot(alias: str, name: str, after: int | None, with_messages: bool) -> 
             if row is None or row.soft_deleted or not with_messages:
                 return Snapshot(row)
             start = row.tail if after is None else after
-            messages, up_to_date = store.read_messages(cursor, row, start)
+            messages, up_to_date = store.read_messages(cursor, row, start, budget)
             return Snapshot(row, messages, up_to_date)
     except store.DB_ERRORS:
         connection.close()
@@ -39,10 +41,16 @@ def _snapshot(alias: str, name: str, after: int | None, with_messages: bool) -> 
 
 
 async def snapshot(
-    name: str, after: int | None = None, *, with_messages: bool = True, alias: str = "default"
+    name: str,
+    after: int | None = None,
+    *,
+    with_messages: bool = True,
+    alias: str = "default",
+    budget: int = store.READ_BUDGET,
 ) -> Snapshot:
-    """The stream and its messages past ``after`` (``None``: from the tail)."""
-    future = executor.submit(_snapshot, alias, name, after, with_messages)
+    """The stream and its messages past ``after`` (``None``: from the tail), at most about
+    ``budget`` bytes of them."""
+    future = executor.submit(_snapshot, alias, name, after, with_messages, budget)
     return await asyncio.wrap_future(future)
 
 

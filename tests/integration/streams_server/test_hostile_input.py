@@ -132,3 +132,29 @@ async def test_an_enormous_number_is_a_4xx_not_a_crash(client, stream, digits):
                 "live": "long-poll", "cursor": digits},
     )  # fmt: skip
     assert cursor.status_code == 204 and cursor.headers["Stream-Cursor"].isdigit()
+
+
+@pytest.mark.parametrize("value", ["", "x", "-5", "1.5", "١٢٣", "9" * 20])
+async def test_a_page_size_that_is_not_a_whole_number_is_a_400(client, stream, value):
+    response = await client.get(stream, params={"offset": "-1", "arbe_page_bytes": value})
+    assert response.status_code == 400
+    assert "arbe_page_bytes" in response.text
+
+
+async def test_a_smaller_page_reads_the_same_messages_in_more_pages(client):
+    path = f"/v1/stream/test/{uuid.uuid4().hex}"
+    assert (await client.put(path, headers=JSON)).status_code == 201
+    for n in range(40):
+        assert (await client.post(path, json={"n": n, "pad": "x" * 500})).status_code == 204
+    seen, offset, pages = [], "-1", 0
+    while True:
+        response = await client.get(path, params={"offset": offset, "arbe_page_bytes": "4096"})
+        assert response.status_code == 200
+        seen += [m["n"] for m in response.json()]
+        offset, pages = response.headers["Stream-Next-Offset"], pages + 1
+        if response.headers.get("Stream-Up-To-Date") == "true":
+            break
+    assert seen == list(range(40))
+    assert pages >= 4  # 40 × ~520 bytes in pages of at least 4 KiB, and not one page
+    whole = await client.get(path, params={"offset": "-1"})
+    assert [m["n"] for m in whole.json()] == seen
