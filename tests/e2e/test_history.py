@@ -4,6 +4,7 @@ thread, a deletion of a message loaded from an older window."""
 import re
 import threading
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.live import WAIT, LiveThreadCase
@@ -40,9 +41,9 @@ class HistoryTests(LiveThreadCase):
     def scroll_to_top(self, page):
         page.locator("#entries").evaluate("e => { e.scrollTop = 0; }")
 
-    def load_everything(self, page):
+    def load_everything(self, page, rounds=12):
         start = page.locator(".history-start")
-        for _ in range(12):
+        for _ in range(rounds):
             if start.count():
                 break
             self.scroll_to_top(page)
@@ -136,3 +137,44 @@ class HistoryTests(LiveThreadCase):
         self.load_everything(late)
         assert doomed_text not in self.texts(late) and "history 006" in self.texts(late)
         assert ids[5] not in late.content()
+
+    @pytest.mark.timeout(300)
+    def test_a_page_pinned_to_the_bottom_stays_light_and_loads_what_it_dropped(self):
+        ids, writer, agent = [], stream_writer(), self.owner.agent.id
+
+        def write(texts):
+            entries = [new_entry(Chat(text=t), author=agent) for t in texts]
+            writer.append_batch(self.thread.stream_name, entries)
+            ids.extend(e.id for e in entries)
+
+        def in_thread(texts):  # off Playwright's loop
+            worker = threading.Thread(target=write, args=(texts,))
+            worker.start()
+            worker.join()
+
+        for start in range(0, 950, 50):  # batches as big as a window: marks at the seam
+            in_thread([f"history {i:03d}" for i in range(start, start + 50)])
+        page, _ = self.page_for(self.member, viewport={"width": 1280, "height": 800})
+        self.load_everything(page, rounds=60)  # every window, 950 messages in the scroller
+        assert page.locator("#entries > *").count() > 900
+        page.locator("#entries").evaluate("e => { e.scrollTop = e.scrollHeight; }")
+        page.wait_for_timeout(300)
+        in_thread(["history 950"])  # a live message while the reader sits at the bottom
+        expect(page.locator(f"#entry-{ids[-1]}")).to_have_count(1, timeout=WAIT)
+        edge = page.locator("#older[data-before]")
+        expect(edge).to_have_count(1, timeout=WAIT)  # the oldest were dropped, a sentinel stands
+        kept = page.locator("#entries > *").count()
+        assert kept <= 900  # history.js MAX_NODES
+        assert page.locator(f"#entry-{ids[0]}").count() == 0
+        first_kept = ids.index(edge.get_attribute("data-before"))
+        # Scrolling up brings the dropped messages back, in order, each once.
+        back = page.locator(f"#entry-{ids[first_kept - 1]}")
+        for _ in range(40):
+            if back.count():
+                break
+            self.scroll_to_top(page)
+            page.wait_for_timeout(250)
+        expect(back).to_have_count(1, timeout=WAIT)
+        texts = self.texts(page)
+        assert texts == sorted(texts) and len(texts) == len(set(texts))
+        assert texts[-1] == "history 950"
