@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 .PHONY: run test bench deps system-deps lint test-unit test-stack conformance test-e2e clean FORCE \
-	screenshots scale
+	screenshots scale faults
 
 $(PY_STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -62,6 +62,12 @@ test-unit: deps system-dep-bubblewrap
 # The integration suite again on PostgreSQL + Redis + the reference Node stream server.
 test-stack: deps system-dep-postgresql system-dep-redis-server
 	$(PY) -m tests.peers.stack -- $(PYTEST) tests/integration
+
+# Faults on the scaled configuration as separate processes (tests.peers.cluster): a Daphne,
+# the stream server and Redis killed or restarted mid-work, racing status writers.
+# ARBE_FAULTS_REPORT=file collects each test's figures as JSON lines (docs/reliability.md).
+faults: deps system-dep-postgresql system-dep-redis-server
+	$(PYTEST) tests/faults -p no:randomly
 
 # The official Durable Streams conformance suite against the embedded server, SQLite and Postgres.
 conformance: deps system-dep-postgresql

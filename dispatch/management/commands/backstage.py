@@ -8,6 +8,7 @@ new entries.
 """
 
 import asyncio
+import logging
 import signal
 
 from channels.layers import get_channel_layer
@@ -17,6 +18,9 @@ from dispatch.backstage import DIRECTOR_CHANNEL, backstage
 from dispatch.runs import Claim
 
 SWEEP_INTERVAL_S = 60
+RECEIVE_RETRY_S = 1.0
+
+logger = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -53,8 +57,19 @@ class Command(BaseCommand):
 
     async def receive(self, engine) -> None:
         layer = get_channel_layer()
+        failures = 0
         while True:
-            message = await layer.receive(DIRECTOR_CHANNEL)
+            try:
+                message = await layer.receive(DIRECTOR_CHANNEL)
+            except Exception:
+                # Redis gone (restarted, unreachable): keep asking until it is back, so the
+                # worker needs no restart; the log says so once, then a line a minute.
+                if failures % 60 == 0:
+                    logger.warning("director channel unreachable; retrying", exc_info=True)
+                failures += 1
+                await asyncio.sleep(RECEIVE_RETRY_S)
+                continue
+            failures = 0
             kind = message.pop("type", None)
             if kind == "director.wake" and message.get("thread"):
                 engine.schedule(message["thread"])
