@@ -94,15 +94,6 @@ def cluster():
         yield cluster
 
 
-def session_cookie(cluster, username: str) -> str:
-    code = (
-        "from django.contrib.auth import get_user_model; from django.test import Client; "
-        f"c = Client(); c.force_login(get_user_model().objects.get(username={username!r})); "
-        "print(c.cookies['sessionid'].value)"
-    )
-    return cluster.manage("shell", "-c", code).strip().splitlines()[-1]
-
-
 def bot_replies(web: str, token: str, thread_id: str, bot_id: str) -> list[dict]:
     return [
         e
@@ -116,7 +107,7 @@ def test_redis_restart_under_load(cluster, report):
     busy, quiet = world["threads"]
     token = world["tokens"][0]
     webs = [proc.url for proc in cluster.web]
-    cookie = session_cookie(cluster, "p0")
+    cookie = world["sessions"][0]
     bot_id = _bot_id(cluster, world["house"])
     posters = [
         PostingClient(f"r{n}", world["tokens"][n], busy, webs, POSTS) for n in range(POSTERS)
