@@ -18,7 +18,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from houses.auth import BadCredentials, aprincipal_from_request, principal_from_request
-from streams.errors import StreamNotFound
+from streams.errors import StreamError, StreamNotFound
 from threads.entries import EntryError
 from threads.paging import BadCursor
 from threads.permissions import WriteRefused
@@ -73,6 +73,10 @@ ERRORS = [
 ]
 # Failures of the stream server are ours, not the caller's; their texts name internal URLs.
 UPSTREAM = {StreamNotFound: "The thread's log is missing from the stream server."}
+UNREACHABLE = (
+    "The stream server could not be reached, so this may or may not have been stored. "
+    "Retrying with the same id is safe: a stored post is answered as a duplicate."
+)
 
 
 def _answer(exc: Exception) -> HttpResponse:
@@ -81,12 +85,18 @@ def _answer(exc: Exception) -> HttpResponse:
     for kind, text in UPSTREAM.items():
         if isinstance(exc, kind):
             return error(503, text)
+    if isinstance(exc, StreamError) and exc.transient:
+        # The append may have landed before the connection broke: only a retry can tell.
+        logger.warning("the stream server failed an API request: %s", type(exc).__name__)
+        response = error(503, UNREACHABLE)
+        response["Retry-After"] = "1"
+        return response
     for kind, status in ERRORS:
         if isinstance(exc, kind):
             text = str(exc) or {404: "Not found.", 403: "Forbidden."}.get(status, "")
             return error(status, text)
     logger.error("unexpected error answering an API request", exc_info=exc)
-    return error(500, "Something went wrong on the server; nothing was written.")
+    return error(500, "Something went wrong on the server.")
 
 
 def _csrf_failure(request) -> HttpResponse | None:

@@ -295,3 +295,23 @@ def test_a_nul_in_an_address_is_a_400_before_any_lookup(world):
         assert response.status_code == 400 and "NUL" in response.json()["error"]
     page = world.client_for(world.member).get("/threads/%00/")
     assert page.status_code == 400
+
+
+def test_a_post_the_stream_server_breaks_off_is_a_503_that_says_a_retry_is_safe(world, monkeypatch):
+    from streams.errors import TransportError
+    from threads.recency import RecencyTrackingWriter
+
+    def broken(self, name, entry, **options):
+        raise TransportError("connection reset while appending")
+
+    monkeypatch.setattr(RecencyTrackingWriter, "append", broken)
+    response = post_entry(
+        world.client_for(world.member),
+        world.thread,
+        {"id": "k1", "payload": {"type": "chat", "text": "hi"}},
+    )
+    assert response.status_code == 503
+    assert response["Retry-After"] == "1"
+    text = response.json()["error"]
+    assert "may or may not" in text and "same id is safe" in text
+    assert "connection reset" not in text  # the stream server's own words stay in the log
