@@ -4,17 +4,23 @@ In the embedded configuration the web process runs it in a background thread,
 started with the process (``start_with_web``, from the ASGI module) so the 60 s sweep
 repairs stale records from the start. In the scaled one (``BACKSTAGE=worker``), the web
 process sends wakes over the channel layer and ``manage.py backstage`` runs
-this engine. Per thread, passes never overlap and one reply runs at a time; a
-wake that arrives during a pass runs another pass after it, and a finished
-reply always wakes the director again.
+this engine, in as many worker processes as the deployment runs. Per thread, across
+every engine, passes never overlap and one reply or run goes at a time: the engine that
+holds the thread's lease (``dispatch.thread_leases``) runs them all; a wake that arrives
+anywhere meanwhile makes that holder run another pass after the current one, and a
+finished reply always wakes the director again. A holder that stops renewing (a killed
+worker) loses its threads to the next engine's tick, which records the reply it ran as
+failed (``dispatch.takeover``) and runs a new pass.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import os
+import secrets
 import socket
 import threading
 
@@ -22,6 +28,7 @@ from asgiref.sync import async_to_sync
 from django.conf import settings
 
 from arbe_site.concurrency import in_thread
+from dispatch import thread_leases
 
 logger = logging.getLogger(__name__)
 DIRECTOR_CHANNEL = "director"
@@ -30,14 +37,16 @@ HOLDER = f"{socket.gethostname()}:{os.getpid()}"
 
 
 class Backstage:
-    def __init__(self) -> None:
+    def __init__(self, holder: str | None = None) -> None:
+        self.holder = holder or f"{HOLDER}:{secrets.token_hex(3)}"
         self.loop: asyncio.AbstractEventLoop | None = None
         self._started = threading.Lock()
-        self.passes: dict[str, asyncio.Task] = {}
+        self.passes: dict[str, asyncio.Task] = {}  # thread -> the task holding its lease
         self.replies: dict[str, asyncio.Task] = {}
-        self.again: set[str] = set()
         self.runs: dict[str, asyncio.Task] = {}
+        self.waking: set[asyncio.Task] = set()  # wakes still asking for a lease
         self.sweeping: asyncio.Future | None = None
+        self.tending: asyncio.Task | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -59,6 +68,7 @@ class Backstage:
         threading.Thread(target=run, name="arbe-backstage", daemon=True).start()
         ready.wait()
         self.loop = loop
+        loop.call_soon_threadsafe(self.start_tending)
         self.start_boards()
 
     def start_sweep(self) -> None:
@@ -81,6 +91,12 @@ class Backstage:
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Run on an existing loop (``manage.py backstage``)."""
         self.loop = loop
+        self.start_tending()
+
+    def start_tending(self) -> None:
+        """On the loop: heartbeat this engine's leases and take over lapsed ones."""
+        if self.tending is None or self.tending.done():
+            self.tending = asyncio.get_running_loop().create_task(self.tend_forever())
 
     # -- wakes -------------------------------------------------------------------------
 
@@ -91,43 +107,104 @@ class Backstage:
         self.loop.call_soon_threadsafe(self.schedule, thread_id)
 
     def schedule(self, thread_id: str) -> None:
-        if thread_id in self.passes:
-            self.again.add(thread_id)
-            return
-        self.passes[thread_id] = asyncio.get_running_loop().create_task(self._pass(thread_id))
+        """On the loop: ask for a pass; whoever holds the thread (any worker) runs it."""
+        self._asking(self._wake(thread_id))
 
-    async def _pass(self, thread_id: str) -> None:
-        from dispatch.director import director_pass
+    def _asking(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.waking.add(task)
+        task.add_done_callback(self.waking.discard)
 
+    async def _wake(self, thread_id: str, run=None) -> bool:
+        holding = thread_id in self.passes
         try:
-            while True:
-                self.again.discard(thread_id)
-                if thread_id in self.replies:
-                    return  # the running reply wakes the director when it ends
-                start = await in_thread(director_pass, thread_id)
-                if start is not None:
-                    self.replies[thread_id] = asyncio.get_running_loop().create_task(
-                        self._reply(start)
-                    )
-                    return
-                if thread_id not in self.again:
-                    return
-        except Exception as exc:
-            logger.exception("director pass over %s failed", thread_id)
-            await in_thread(_record_director_failure, thread_id, exc)
-        finally:
-            self.passes.pop(thread_id, None)
+            taken = await in_thread(
+                thread_leases.acquire, thread_id, self.holder, lease_s(), holding
+            )
+        except Exception:
+            # The entry that woke us is in the log: the next wake of the thread reads it.
+            logger.exception("backstage: no lease for %s", thread_id)
+            return False
+        if taken is None:
+            return False  # its holder (here or on another worker) runs another pass
+        task = asyncio.get_running_loop().create_task(self._hold(thread_id, taken, run))
+        self.passes[thread_id] = task
+        return True
 
-    async def _reply(self, start) -> None:
+    async def _hold(self, thread_id: str, taken: thread_leases.Taken, run=None) -> None:
+        """Hold ``thread_id``: its passes, replies and run, one at a time, until a pass
+        starts nothing and no wake came in meanwhile."""
+        from dispatch.director import director_pass
+        from dispatch.takeover import recover
+
+        released = False
+        try:
+            if taken is thread_leases.Taken.TAKEN_OVER:
+                stopped = await in_thread(recover, thread_id)
+                logger.warning("took over %s: %d replies, %d runs had stopped", thread_id, *stopped)
+            if run is not None:
+                await self._run(run)
+            while await in_thread(thread_leases.begin, thread_id, self.holder):
+                try:
+                    start = await in_thread(director_pass, thread_id)
+                    if start is not None:
+                        await self._reply(thread_id, start)
+                        continue  # a finished reply always wakes the director again
+                except Exception as exc:
+                    logger.exception("director pass over %s failed", thread_id)
+                    await in_thread(_record_director_failure, thread_id, exc)
+                if released := await in_thread(thread_leases.release, thread_id, self.holder):
+                    return
+            released = True  # lost to another engine: its holder now
+        finally:
+            if self.passes.get(thread_id) is asyncio.current_task():
+                del self.passes[thread_id]
+            if not released:  # cancelled, or the database failed: never leave it held
+                await _shielded(in_thread(thread_leases.drop, thread_id, self.holder))
+
+    async def _reply(self, thread_id: str, start) -> None:
         from dispatch.replies import run_reply
 
+        self.replies[thread_id] = asyncio.current_task()
         try:
             await run_reply(start)
         except Exception:
-            logger.exception("reply in %s crashed", start.thread_id)
+            logger.exception("reply in %s crashed", thread_id)
         finally:
-            self.replies.pop(start.thread_id, None)
-            self.schedule(start.thread_id)
+            self.replies.pop(thread_id, None)
+
+    async def _run(self, claim) -> None:
+        from dispatch.runs import run_coding
+
+        self.runs[claim.run_id] = asyncio.current_task()
+        try:
+            await run_coding(claim)
+        except Exception:
+            logger.exception("run %s crashed", claim.run_id)
+        finally:
+            self.runs.pop(claim.run_id, None)
+
+    async def tend_forever(self) -> None:
+        """Every third of a lease: renew what this engine holds, stop work on what it lost,
+        and take over threads whose holder stopped renewing (a killed worker)."""
+        while True:
+            try:
+                await self.tend_once()
+            except Exception:
+                logger.exception("backstage: tending leases failed")
+            await asyncio.sleep(lease_s() / 3)
+
+    async def tend_once(self) -> None:
+        held = set(self.passes)
+        kept = await in_thread(thread_leases.renew, self.holder, held, lease_s())
+        for thread_id in held - kept:
+            task = self.passes.get(thread_id)
+            if task is not None and not task.done():
+                logger.warning("lost the lease on %s: another worker holds it now", thread_id)
+                task.cancel()
+        for thread_id in await in_thread(thread_leases.expired):
+            if thread_id not in self.passes:
+                self.schedule(thread_id)
 
     def start_run(self, claim) -> None:
         """Thread-safe: run a claimed coding run on this engine."""
@@ -136,11 +213,13 @@ class Backstage:
         self.loop.call_soon_threadsafe(self.spawn_run, claim)
 
     def spawn_run(self, claim) -> None:
-        from dispatch.runs import run_coding
+        """On the loop: run a claimed coding run holding its child thread's lease."""
+        self._asking(self._start_run(claim))
 
-        task = asyncio.get_running_loop().create_task(run_coding(claim))
-        self.runs[claim.run_id] = task
-        task.add_done_callback(lambda _: self.runs.pop(claim.run_id, None))
+    async def _start_run(self, claim) -> None:
+        # The child thread is new; only a wake of it can hold it, and only for one pass.
+        while not await self._wake(claim.child_id, claim):
+            await asyncio.sleep(0.1)
 
     async def sweep_forever(self, interval: float) -> None:
         """Every ``interval`` seconds, from now: orphan silent runs, recompute working and
@@ -167,7 +246,7 @@ class Backstage:
     # -- tests and shutdown ------------------------------------------------------------
 
     def busy(self) -> bool:
-        return bool(self.passes or self.replies or self.again or self.runs)
+        return bool(self.passes or self.replies or self.waking or self.runs)
 
     def wait_idle(self, timeout: float = 60.0) -> None:
         """Block until no pass or reply is running (tests, shutdown)."""
@@ -179,6 +258,16 @@ class Backstage:
                 await asyncio.sleep(0.02)
 
         asyncio.run_coroutine_threadsafe(asyncio.wait_for(idle(), timeout), self.loop).result()
+
+
+def lease_s() -> float:
+    return settings.BACKSTAGE_LEASE_S
+
+
+async def _shielded(awaitable) -> None:
+    """Finish ``awaitable`` even if the task awaiting it is being cancelled."""
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await asyncio.shield(awaitable)
 
 
 def _record_director_failure(thread_id: str, exc: Exception) -> None:

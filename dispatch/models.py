@@ -32,3 +32,22 @@ def take_lease(name: str, seconds: float, holder: str) -> bool:
             Lease.objects.create(name=name, holder="", until=now - datetime.timedelta(seconds=1))
     until = now + datetime.timedelta(seconds=seconds)
     return bool(Lease.objects.filter(name=name, until__lte=now).update(holder=holder, until=until))
+
+
+class ThreadLease(models.Model):
+    """Who runs a thread's passes, replies and runs now, across every worker.
+
+    A row exists while some engine holds the thread; it goes when the holder is done.
+    The holder renews ``until`` on a heartbeat; a row past ``until`` belongs to a holder
+    that stopped (killed, or cut off), and any engine may take it over. ``wanted`` is a
+    wake that arrived while the thread was held: the holder runs another pass before it
+    lets go (``dispatch.thread_leases``).
+    """
+
+    thread_id = models.CharField(primary_key=True, max_length=64)
+    holder = models.CharField(max_length=128)
+    until = models.DateTimeField(db_index=True)
+    wanted = models.BooleanField(default=False)
+
+    def __str__(self):
+        return f"{self.thread_id} held by {self.holder} until {self.until:%H:%M:%S}"

@@ -191,10 +191,13 @@ def report_to_parent(claim: Claim, ok: bool, report: str) -> None:
     stream_writer().append(parent.stream_name, new_entry(finished, author=claim.agent_id))
 
 
-def orphan(thread: Thread, run_id: str, agent_id: str | None) -> None:
-    """A run silent past the limit: say so on its thread and on the parent."""
+SILENT = "No word from the run for 90 s."
+
+
+def orphan(thread: Thread, run_id: str, agent_id: str | None, reason: str = SILENT) -> None:
+    """A run with nobody behind it (silent past the limit, or its worker stopped): say so
+    on its thread and on the parent."""
     writer = stream_writer()
-    reason = "No word from the run for 90 s."
     writer.append(thread.stream_name, new_entry(ThreadOrphaned(reason=reason, runId=run_id)))
     writer.append(
         thread.stream_name, new_entry(ThreadRunState(runId=run_id, state="dead", agentId=agent_id))

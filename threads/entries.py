@@ -220,7 +220,7 @@ class DispatchFinished(Payload, tag="signal.dispatch.finished"):
 
 
 class DispatchFailed(Payload, tag="signal.dispatch.failed"):
-    stage: Literal["wake", "director", "spawn", "model", "process", "timeout", "post"]
+    stage: Literal["wake", "director", "spawn", "model", "process", "timeout", "post", "worker"]
     error: Line
     attempt: Annotated[int, Meta(ge=1)] = 1
     dispatchId: Id | None = None
