@@ -25,11 +25,11 @@ LENGTHS = (1_000, 10_000, 100_000)
 TAIL = 20  # entries after the director's decided offset
 
 
-def setup_django(var_dir: str) -> None:
+def setup_django(var_dir: str, database_url: str = "") -> None:
     os.environ.update(
         DJANGO_SETTINGS_MODULE="arbe_site.settings",
         ARBE_VAR_DIR=var_dir,
-        DATABASE_URL=f"sqlite:///{var_dir}/bench.sqlite3",
+        DATABASE_URL=database_url or f"sqlite:///{var_dir}/bench.sqlite3",
         DURABLE_STREAMS_URL="",
         ALLOWED_HOSTS="testserver",  # django.test.Client's host
     )
