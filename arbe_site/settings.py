@@ -94,7 +94,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # channels_redis blocks 5 s in BZPOPMIN; redis-py's default read timeout is also
+            # 5 s, so an idle receive (a worker's wake channel) could time out and die.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}]},
         }
     }
 else:
