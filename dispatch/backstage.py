@@ -135,13 +135,12 @@ class Backstage:
         """Hold ``thread_id``: its passes, replies and run, one at a time, until a pass
         starts nothing and no wake came in meanwhile."""
         from dispatch.director import director_pass
-        from dispatch.takeover import recover
 
         released = False
         try:
-            if taken is thread_leases.Taken.TAKEN_OVER:
-                stopped = await in_thread(recover, thread_id)
-                logger.warning("took over %s: %d replies, %d runs had stopped", thread_id, *stopped)
+            if taken is thread_leases.Taken.TAKEN_OVER and not await self._recover(thread_id):
+                released = True  # kept, to lapse: the next tick tries the takeover again
+                return
             if run is not None:
                 await self._run(run)
             while await in_thread(thread_leases.begin, thread_id, self.holder):
@@ -156,11 +155,26 @@ class Backstage:
                 if released := await in_thread(thread_leases.release, thread_id, self.holder):
                     return
             released = True  # lost to another engine: its holder now
+        except Exception:
+            logger.exception("backstage: holding %s failed", thread_id)
         finally:
             if self.passes.get(thread_id) is asyncio.current_task():
                 del self.passes[thread_id]
             if not released:  # cancelled, or the database failed: never leave it held
                 await _shielded(in_thread(thread_leases.drop, thread_id, self.holder))
+
+    async def _recover(self, thread_id: str) -> bool:
+        """Record what the stopped holder left running; False if the log could not say it
+        (then no pass may run: it would take the dead reply for a live one)."""
+        from dispatch.takeover import recover
+
+        try:
+            stopped = await in_thread(recover, thread_id)
+        except Exception:
+            logger.exception("backstage: taking over %s failed", thread_id)
+            return False
+        logger.warning("took over %s: %d replies, %d runs had stopped", thread_id, *stopped)
+        return True
 
     async def _reply(self, thread_id: str, start) -> None:
         from dispatch.replies import run_reply
