@@ -252,10 +252,16 @@ class Backstage:
 
     async def sweep_once(self) -> tuple[int, int]:
         from dispatch.supervision import orphan_silent_runs
-        from threads.status_sync import sweep
+        from threads.status_sync import sweep, working_threads
 
         orphaned = await in_thread(orphan_silent_runs)
-        return orphaned, await in_thread(sweep)
+        count = await in_thread(sweep)
+        # A wake lost on its way (Redis down, a worker killed before its pass) leaves a
+        # message waiting and the thread working: a pass over each settles what is owed.
+        # Passes are idempotent, and a held thread only marks its holder to pass again.
+        for thread_id in await in_thread(working_threads):
+            self.schedule(thread_id)
+        return orphaned, count
 
     # -- tests and shutdown ------------------------------------------------------------
 

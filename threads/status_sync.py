@@ -89,6 +89,12 @@ def announce(thread: Thread, status: ThreadStatus) -> None:
         logger.exception("could not announce status of thread %s", thread.pk)
 
 
+def working_threads() -> list[str]:
+    """Live threads stored as working: the sweep wakes the director for each."""
+    working = Thread.objects.filter(archived_at__isnull=True, status="working")
+    return list(working.values_list("pk", flat=True))
+
+
 def sweep(*, at_ms: int | None = None) -> int:
     """Recompute every live thread stored as working or blocked (the 60 s sweep).
 

@@ -43,3 +43,34 @@ def live_wait():
         raise AssertionError("condition not reached")
 
     return wait
+
+
+@pytest.mark.backstage
+def test_the_sweep_answers_a_mention_whose_wake_was_lost(live, world, monkeypatch):
+    """Redis down at the moment of the post: the wake fails, the message waits; the next
+    sweep passes over working threads and the bot answers it, once."""
+    import asyncio
+
+    from dispatch import backstage as module
+    from threads.entries import Chat, DispatchFailed
+
+    def unreachable(thread_id):
+        raise ConnectionError("the channel layer is down")
+
+    monkeypatch.setattr(module, "wake", unreachable)
+    asked = live.post(f"@{world.bot.handle} are you there?")
+    monkeypatch.undo()
+    failed = [e for e in live.entries() if isinstance(e.payload, DispatchFailed)]
+    assert [f.payload.stage for f in failed] == ["wake"]
+    assert Thread.objects.get(pk=world.thread.pk).status == "working"  # the message waits
+
+    engine = backstage()
+    engine.start_in_thread()
+    asyncio.run_coroutine_threadsafe(engine.sweep_once(), engine.loop).result(30)
+    live.settle()
+    replies = [
+        e for e in live.entries() if isinstance(e.payload, Chat) and e.authorId == world.bot.id
+    ]
+    assert len(replies) == 1
+    started = [e for e in live.entries() if e.type == "signal.dispatch.started"]
+    assert [s.payload.entryIds for s in started] == [[asked]]
