@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 
 from channels.db import database_sync_to_async
@@ -26,6 +27,7 @@ from threads.tail_hub import hub
 from threads.unread import watch
 from threads.unreadable import readable
 
+logger = logging.getLogger(__name__)
 NOT_A_MEMBER = 4404
 BAD_OFFSET = 4400
 TRY_AGAIN = 1013  # the ws extension reconnects on it
@@ -50,6 +52,7 @@ def thread_access(user, thread_id: str):
 class ThreadConsumer(AsyncWebsocketConsumer):
     subscription = None
     pump = None
+    reading = None  # the latest read-mark refresh, run beside the frames
     read_at = 0.0
 
     async def connect(self):
@@ -63,6 +66,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         self.house_id = access.thread.house_id
         await self.channel_layer.group_add(user_group(self.user.pk), self.channel_name)
         await database_sync_to_async(watch)(self.user, self.thread_id, True)
+        self.read_at = time.monotonic()  # opening marked the thread read
         self.subscription = await hub().subscribe(self.thread_id)
         try:
             seen = await self.catch_up(self.requested_offset())
@@ -102,9 +106,11 @@ class ThreadConsumer(AsyncWebsocketConsumer):
                 await self.close(code=TRY_AGAIN)
                 return
             if batch.parts and time.monotonic() - self.read_at > READ_REFRESH_S:
-                # An open page reads what lands (docs/unread.md); this keeps it counted as open.
+                # An open page reads what lands (docs/unread.md); this keeps it counted as
+                # open. Beside the frames, not before them: a thousand sockets would queue
+                # a thousand database calls ahead of their frames.
                 self.read_at = time.monotonic()
-                await database_sync_to_async(watch)(self.user, self.thread_id, None)
+                self.reading = asyncio.create_task(self.still_reading())
             if not seen:
                 await self.send(text_data=batch.frame)
                 continue
@@ -117,11 +123,19 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             seen = set()
             await self.send(text_data=parts + batch.panel + offset_marker(batch.offset))
 
+    async def still_reading(self) -> None:
+        try:
+            await database_sync_to_async(watch)(self.user, self.thread_id, None)
+        except Exception:  # the next refresh, or the page's next load, marks it read
+            logger.exception("could not refresh the read mark of thread %s", self.thread_id)
+
     async def membership_revoked(self, event):
         if event["house"] == getattr(self, "house_id", None):
             await self.close(code=NOT_A_MEMBER)
 
     async def disconnect(self, code):
+        if self.reading is not None:
+            self.reading.cancel()
         if self.pump is not None:
             self.pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
