@@ -113,13 +113,13 @@ async def run_spread(
     async def connect(port):
         url = f"ws://127.0.0.1:{port}/ws/threads/{thread_id}/"
         headers = {"Cookie": f"sessionid={cookie}", "Origin": f"http://127.0.0.1:{port}"}
-        for attempt in range(5):  # Daphne drops a handshake the app hasn't accepted in 5 s
+        for attempt in range(10):  # Daphne drops a handshake the app hasn't accepted in 5 s
             try:
                 ws = await websockets.connect(url, additional_headers=headers, max_size=None)
                 await ws.recv()  # the first frame: panel and offset
                 return ws
-            except (OSError, websockets.InvalidMessage, websockets.ConnectionClosed):
-                if attempt == 4:
+            except (OSError, EOFError, websockets.WebSocketException):
+                if attempt == 9:
                     raise
                 await asyncio.sleep(1)
 
@@ -256,7 +256,7 @@ def run_cluster(sizes: list[int], posts: int, rounds: int) -> list[dict]:
             for n in sizes:
                 for _ in range(rounds):
                     for spread in (servers[:1], servers):
-                        run = run_spread(spread, post_port, world, n, posts, batch=20)
+                        run = run_spread(spread, post_port, world, n, posts, batch=10)
                         results.append(asyncio.run(run))
         except Exception:
             print(cluster.logs(), file=sys.stderr)

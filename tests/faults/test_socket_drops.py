@@ -196,8 +196,8 @@ class Viewer:
                     raise AssertionError(f"the server refused the viewer: {code}") from closed
                 if code == 1013:
                     self.overflow_closes += 1
-            except (TimeoutError, OSError, websockets.InvalidStatus):
-                pass  # the server is down or starting: back off and try again
+            except (TimeoutError, OSError, EOFError, websockets.WebSocketException):
+                pass  # the server is down, starting or too busy to answer: back off, retry
             self.ws = None
             if self.dropped_at is None and not stop.is_set():
                 self.dropped_at = time.perf_counter()  # a drop nobody forced
