@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 NOT_A_MEMBER = 4404
 BAD_OFFSET = 4400
 TRY_AGAIN = 1013  # the ws extension reconnects on it
+CATCH_UP_FRAME_CHARS = 200_000  # ≤ 1 MiB in UTF-8 whatever the text
 READ_REFRESH_S = 30  # at most one read mark per open page per this many seconds
 
 
@@ -94,8 +95,16 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         result = await hub().reader.catch_up(f"arbe-thread-{self.thread_id}", offset)
         entries = readable(result.messages or (), f"arbe-thread-{self.thread_id}")
         parts = entry_fragments(entries, tail.names, self.thread_id)
-        frame = "".join(html for _, html in parts) + tail.panel + offset_marker(result.next_offset)
-        await self.send(text_data=frame)
+        # Daphne refuses a frame over 1 MiB (and closes the socket with 1011, which the page
+        # would retry from the same offset for ever): a long catch-up goes in several frames,
+        # the offset only with the last one, so a drop in between resumes from the old one.
+        body = ""
+        for _, html in parts:
+            if body and len(body) + len(html) > CATCH_UP_FRAME_CHARS:
+                await self.send(text_data=body)
+                body = ""
+            body += html
+        await self.send(text_data=body + tail.panel + offset_marker(result.next_offset))
         return {e.id for e in entries}
 
     async def follow(self, seen: set[str]) -> None:
