@@ -319,7 +319,10 @@ async def burst(servers_, world: dict) -> dict:
         ws_url + "?offset=-1", additional_headers=headers, max_size=None
     ) as ws:
         fresh = Viewer(ws_url, headers, "-1")
-        fresh.apply(await ws.recv())
+        frame = ""
+        while 'id="stream-offset"' not in frame:  # a long catch-up comes in several frames
+            frame = await ws.recv()
+            fresh.apply(frame)
     async with httpx.AsyncClient(base_url=origin, headers=headers, timeout=30) as page:
         final_page = PAGE_ENTRY.findall((await page.get(f"/threads/{thread}/")).text)
     return {
