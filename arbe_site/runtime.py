@@ -15,5 +15,33 @@ def settle_runtime() -> None:
     the collector's generations, so a collection only walks what requests allocate.
     """
     gc.set_threshold(*GC_THRESHOLDS)
+    skip_websocket_debug_arguments()
     gc.collect()
     gc.freeze()
+
+
+def _unformatted(*args, **kwargs) -> str:
+    return ""
+
+
+def skip_websocket_debug_arguments() -> None:
+    """Don't colour debug-log arguments nobody will read, once per frame per socket.
+
+    autobahn's ``sendData`` and ``dataReceived`` call
+    ``log.debug(..., func=hltype(...), peer=hlval(...))`` for every frame; the arguments
+    (qualified names, ANSI colours through click) are built before the logger drops the
+    call. With debug logging off that is a sizeable part of each socket's send in the
+    fan-out profile (docs/performance.md). With it on (txaio's level ``debug`` or
+    ``trace``) nothing changes.
+    """
+    try:
+        import txaio
+        from autobahn.twisted import websocket
+        from autobahn.websocket import protocol
+
+        if txaio.get_global_log_level() in ("debug", "trace"):
+            return
+    except Exception:  # noqa: BLE001 - no Twisted framework chosen: not a Daphne process
+        return
+    for module in (protocol, websocket):
+        module.hltype = module.hlval = _unformatted

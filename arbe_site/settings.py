@@ -94,8 +94,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            # channels_redis blocks 5 s in BZPOPMIN; redis-py's default read timeout is also
-            # 5 s, so an idle receive (a worker's wake channel) could time out and die.
+            # channels_redis waits on BZPOPMIN for 5 s; redis-py's reads time out after 5 s
+            # too, and a timeout that fires first kills every socket's consumer in the
+            # process. A read may take longer than the wait; a dead Redis still errors.
             "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}]},
         }
     }

@@ -1,6 +1,7 @@
 """Fan-out benchmark: N sockets on one thread against a live Daphne.
 
     python -m bench.fanout [--sizes 100,1000] [--posts 20] [--write-docs]
+    python -m bench.fanout --cluster [--sizes 1000] [--posts 20] [--write-docs]
 
 For each N, opens N WebSockets on one thread (one person's session), then posts chat
 through the API and times POST → fragment arrival on every socket (p50/p99 over all
@@ -8,6 +9,11 @@ sockets and posts). Memory per idle socket is the Daphne process's RSS growth fr
 socket to N, divided by N - 1. Targets at 1,000 sockets: p50 ≤ 40 ms, p99 ≤ 150 ms,
 ≤ 64 KiB per socket. Daphne runs on a free loopback port with a throw-away SQLite
 database and the embedded stream server, and is stopped by its PID.
+
+``--cluster`` runs the scaled configuration instead (``tests.peers.cluster``: PostgreSQL,
+Redis, two Daphnes serving the streams themselves on the shared database, one backstage
+worker) and measures, in the same run, N sockets on one Daphne and N split over the two,
+posts always through the first: the second learns of an append by LISTEN/NOTIFY.
 """
 
 import argparse
@@ -83,12 +89,18 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def run_size(port: int, pid: int, world, n: int, posts: int) -> dict:
+    return await run_spread([(port, pid)], port, world, n, posts)
+
+
+async def run_spread(
+    servers: list[tuple[int, int]], post_port: int, world, n: int, posts: int, batch: int = 100
+):
+    """N sockets spread evenly over ``servers`` (port, pid), opened ``batch`` at a time;
+    posts through ``post_port``."""
     import httpx
     import websockets
 
     thread_id, cookie, token, offset = world
-    url = f"ws://127.0.0.1:{port}/ws/threads/{thread_id}/"
-    headers = {"Cookie": f"sessionid={cookie}", "Origin": f"http://127.0.0.1:{port}"}
     arrivals: dict[str, list[float]] = {}
 
     async def reader(ws):
@@ -98,38 +110,56 @@ async def run_size(port: int, pid: int, world, n: int, posts: int) -> dict:
                 if f'id="entry-{key}"' in text:
                     arrivals[key].append(now)
 
-    async def connect():
-        ws = await websockets.connect(url, additional_headers=headers, max_size=None)
-        await ws.recv()  # the first frame: panel and offset
-        return ws
+    async def connect(port):
+        url = f"ws://127.0.0.1:{port}/ws/threads/{thread_id}/"
+        headers = {"Cookie": f"sessionid={cookie}", "Origin": f"http://127.0.0.1:{port}"}
+        for attempt in range(10):  # Daphne drops a handshake the app hasn't accepted in 5 s
+            try:
+                ws = await websockets.connect(url, additional_headers=headers, max_size=None)
+                await ws.recv()  # the first frame: panel and offset
+                return ws
+            except (OSError, EOFError, websockets.WebSocketException):
+                if attempt == 9:
+                    raise
+                await asyncio.sleep(1)
 
-    sockets = [await connect()]  # the first socket starts the thread's tail
+    ports = [port for port, _ in servers]
+    share = [n // len(servers) + (i < n % len(servers)) for i in range(len(servers))]
+    sockets = []
+    for port in ports:  # the first socket on each server starts the thread's tail there
+        sockets.append(await connect(port))
     await asyncio.sleep(0.5)
-    base = rss_kib(pid)
-    for start in range(1, n, 100):
-        sockets += await asyncio.gather(*(connect() for _ in range(min(100, n - start))))
+    base = [rss_kib(pid) for _, pid in servers]
+    for port, want in zip(ports, share, strict=True):
+        for start in range(1, want, batch):
+            more = min(batch, want - start)
+            sockets += await asyncio.gather(*(connect(port) for _ in range(more)))
     await asyncio.sleep(1.0)
-    per_socket = (rss_kib(pid) - base) / max(1, n - 1)
+    grown = sum(rss_kib(pid) - b for (_, pid), b in zip(servers, base, strict=True))
+    per_socket = grown / max(1, n - len(servers))
     readers = [asyncio.create_task(reader(ws)) for ws in sockets]
 
     latencies: list[float] = []
+    first = 0.0  # the first post: every socket's first frame (warm-up, not in the percentiles)
     async with httpx.AsyncClient(
-        base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"}
+        base_url=f"http://127.0.0.1:{post_port}", headers={"Authorization": f"Bearer {token}"}
     ) as http:
         for i in range(posts + 2):  # the first two warm up
-            key = f"fanout-{n}-{i}"
+            key = f"fanout-{n}-{len(servers)}-{i}"
             arrivals[key] = []
             sent = time.perf_counter()
             response = await http.post(
                 f"/api/threads/{thread_id}/entries", data={"text": f"post {i}", "id": key}
             )
             response.raise_for_status()
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + (10 if i >= 2 else 60)
             while len(arrivals[key]) < n and time.monotonic() < deadline:
                 await asyncio.sleep(0.005)
             got = arrivals.pop(key)
             if len(got) < n:
                 raise RuntimeError(f"{key}: {len(got)} of {n} sockets got the fragment")
+            if i == 0:
+                first = (max(got) - sent) * 1000
             if i >= 2:
                 latencies += [(t - sent) * 1000 for t in got]
             await asyncio.sleep(0.1)
@@ -138,10 +168,12 @@ async def run_size(port: int, pid: int, world, n: int, posts: int) -> dict:
     await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
     return {
         "n": n,
+        "processes": len(servers),
         "p50": statistics.median(latencies),
         "p99": percentile(latencies, 0.99),
         "kib": per_socket,
         "samples": len(latencies),
+        "first": first,
     }
 
 
@@ -191,13 +223,88 @@ def write_docs(table: str) -> None:
     write_section("fanout", "Live fan-out (`python -m bench.fanout`)", table)
 
 
+# -- across processes ---------------------------------------------------------------------
+
+_CLUSTER_WORLD = """
+import json
+from django.test import Client
+from houses.models import ApiToken
+from tests.factories import make_house, make_user
+from threads.lifecycle import create_thread
+user = make_user("bench")
+house = make_house("bench", owner=user)
+thread = create_thread(house=house, title="Fan-out", by=user.agent)
+client = Client()
+client.force_login(user)
+print(json.dumps([thread.id, client.cookies["sessionid"].value,
+    ApiToken.issue(user, "bench")[1], ""]))
+"""
+
+
+def run_cluster(sizes: list[int], posts: int, rounds: int) -> list[dict]:
+    """N sockets on one Daphne, then split over two, alternating, in one cluster."""
+    import json
+
+    from tests.peers.cluster import Cluster
+
+    results = []
+    with Cluster(web=2, workers=1, streams="inprocess") as cluster:
+        world = json.loads(cluster.manage("shell", "-c", _CLUSTER_WORLD).strip().splitlines()[-1])
+        servers = [(web.port, web.pid) for web in cluster.web]
+        post_port = servers[0][0]
+        try:
+            for n in sizes:
+                for _ in range(rounds):
+                    for spread in (servers[:1], servers):
+                        run = run_spread(spread, post_port, world, n, posts, batch=10)
+                        results.append(asyncio.run(run))
+                        print(results[-1], flush=True)
+                        # Closing N sockets queues N database calls (the watch count);
+                        # let them drain before the next handshakes.
+                        time.sleep(n / 20)
+        except Exception:
+            print(cluster.logs(), file=sys.stderr)
+            raise
+    return results
+
+
+def render_cluster(results: list[dict]) -> str:
+    lines = [
+        "| sockets | Daphnes | p50 ms | p99 ms | first post, last socket ms | KiB / idle socket "
+        "| samples |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['n']:,} | {r['processes']} | {r['p50']:.1f} | {r['p99']:.1f} "
+            f"| {r['first']:,.0f} | {r['kib']:.1f} | {r['samples']:,} |"
+        )
+    lines.append(
+        "\nPostgreSQL, Redis, one backstage worker; each Daphne serves the streams itself on the "
+        "shared database (LISTEN/NOTIFY wakes the other process's tail). Posts go through the "
+        "first Daphne; sockets are all on it (1) or split evenly (2). Targets at 1,000: "
+        f"p50 ≤ {TARGETS['p50']:.0f} ms, p99 ≤ {TARGETS['p99']:.0f} ms."
+    )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,1000")
     parser.add_argument("--posts", type=int, default=20)
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--cluster", action="store_true", help="one Daphne against two")
+    parser.add_argument("--rounds", type=int, default=1, help="with --cluster: alternations")
     args = parser.parse_args(argv)
     raise_fd_limit()
+    if args.cluster:
+        sizes = [int(s) for s in args.sizes.split(",")]
+        table = render_cluster(run_cluster(sizes, args.posts, args.rounds))
+        print(table)
+        if args.write_docs:
+            title = "Live fan-out across processes (`python -m bench.fanout --cluster`)"
+            write_section("fanout-cluster", title, table)
+        return
     with tempfile.TemporaryDirectory(prefix="arbe-fanout-") as var_dir:
         env = setup_django(var_dir)
         world = make_world()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 
 from channels.db import database_sync_to_async
@@ -26,9 +27,11 @@ from threads.tail_hub import hub
 from threads.unread import watch
 from threads.unreadable import readable
 
+logger = logging.getLogger(__name__)
 NOT_A_MEMBER = 4404
 BAD_OFFSET = 4400
 TRY_AGAIN = 1013  # the ws extension reconnects on it
+CATCH_UP_FRAME_CHARS = 200_000  # ≤ 1 MiB in UTF-8 whatever the text
 READ_REFRESH_S = 30  # at most one read mark per open page per this many seconds
 
 
@@ -50,6 +53,7 @@ def thread_access(user, thread_id: str):
 class ThreadConsumer(AsyncWebsocketConsumer):
     subscription = None
     pump = None
+    reading = None  # the latest read-mark refresh, run beside the frames
     read_at = 0.0
 
     async def connect(self):
@@ -63,6 +67,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         self.house_id = access.thread.house_id
         await self.channel_layer.group_add(user_group(self.user.pk), self.channel_name)
         await database_sync_to_async(watch)(self.user, self.thread_id, True)
+        self.read_at = time.monotonic()  # opening marked the thread read
         self.subscription = await hub().subscribe(self.thread_id)
         try:
             seen = await self.catch_up(self.requested_offset())
@@ -90,8 +95,16 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         result = await hub().reader.catch_up(f"arbe-thread-{self.thread_id}", offset)
         entries = readable(result.messages or (), f"arbe-thread-{self.thread_id}")
         parts = entry_fragments(entries, tail.names, self.thread_id)
-        frame = "".join(html for _, html in parts) + tail.panel + offset_marker(result.next_offset)
-        await self.send(text_data=frame)
+        # Daphne refuses a frame over 1 MiB (and closes the socket with 1011, which the page
+        # would retry from the same offset for ever): a long catch-up goes in several frames,
+        # the offset only with the last one, so a drop in between resumes from the old one.
+        body = ""
+        for _, html in parts:
+            if body and len(body) + len(html) > CATCH_UP_FRAME_CHARS:
+                await self.send(text_data=body)
+                body = ""
+            body += html
+        await self.send(text_data=body + tail.panel + offset_marker(result.next_offset))
         return {e.id for e in entries}
 
     async def follow(self, seen: set[str]) -> None:
@@ -102,9 +115,11 @@ class ThreadConsumer(AsyncWebsocketConsumer):
                 await self.close(code=TRY_AGAIN)
                 return
             if batch.parts and time.monotonic() - self.read_at > READ_REFRESH_S:
-                # An open page reads what lands (docs/unread.md); this keeps it counted as open.
+                # An open page reads what lands (docs/unread.md); this keeps it counted as
+                # open. Beside the frames, not before them: a thousand sockets would queue
+                # a thousand database calls ahead of their frames.
                 self.read_at = time.monotonic()
-                await database_sync_to_async(watch)(self.user, self.thread_id, None)
+                self.reading = asyncio.create_task(self.still_reading())
             if not seen:
                 await self.send(text_data=batch.frame)
                 continue
@@ -117,11 +132,19 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             seen = set()
             await self.send(text_data=parts + batch.panel + offset_marker(batch.offset))
 
+    async def still_reading(self) -> None:
+        try:
+            await database_sync_to_async(watch)(self.user, self.thread_id, None)
+        except Exception:  # the next refresh, or the page's next load, marks it read
+            logger.exception("could not refresh the read mark of thread %s", self.thread_id)
+
     async def membership_revoked(self, event):
         if event["house"] == getattr(self, "house_id", None):
             await self.close(code=NOT_A_MEMBER)
 
     async def disconnect(self, code):
+        if self.reading is not None:
+            self.reading.cancel()
         if self.pump is not None:
             self.pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -1,6 +1,7 @@
 """The scaled configuration as separate processes, each one killable: PostgreSQL, Redis, a
-stream server (the reference Node server or the embedded ``serve_streams``), N Daphne web
-processes and M ``manage.py backstage`` workers, every one on a free loopback port.
+stream server (the reference Node server or the embedded ``serve_streams``; or none, with
+``streams="inprocess"``: every process serves the streams itself on the shared PostgreSQL), N
+Daphne web processes and M ``manage.py backstage`` workers, every one on a free loopback port.
 
 Used by the fault suite (tests/faults), the cross-process tests and ``bench.fanout
 --cluster``. Each process is a ``Proc``: ``kill()`` sends SIGKILL to its PID (never by
@@ -112,8 +113,8 @@ class Cluster:
         extra_env: dict[str, str] | None = None,
         internal_url: str | None = None,
     ) -> None:
-        if streams not in ("reference", "embedded"):
-            raise ValueError("streams is 'reference' or 'embedded'")
+        if streams not in ("reference", "embedded", "inprocess"):
+            raise ValueError("streams is 'reference', 'embedded' or 'inprocess'")
         self.streams_kind = streams
         self.n_web, self.n_workers, self.sweep_s = web, workers, sweep_s
         self._own_var = var_dir is None
@@ -146,8 +147,13 @@ class Cluster:
         first_web = f"http://127.0.0.1:{web_ports[0]}" if web_ports else "http://127.0.0.1:8000"
         self.env = self._env(internal_url=self.internal_url or first_web)
         self.manage("migrate", "--noinput", "-v0")
-        self.streams = self._streams().start()
-        self.env["DURABLE_STREAMS_URL"] = self.streams.url
+        if self.streams_kind == "inprocess":
+            # Each Daphne serves the streams itself on the shared PostgreSQL; LISTEN/NOTIFY
+            # wakes a long-poll in one process for an append made in another.
+            self.env["DURABLE_STREAMS_URL"] = ""
+        else:
+            self.streams = self._streams().start()
+            self.env["DURABLE_STREAMS_URL"] = self.streams.url
         for n, port in enumerate(web_ports, start=1):
             self.web.append(self._daphne(n, port))
         for n in range(1, self.n_workers + 1):

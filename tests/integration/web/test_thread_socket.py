@@ -156,3 +156,25 @@ def test_the_catch_up_frame_is_html_not_json(world):
     text = asyncio.run(first_frame())
     with pytest.raises(json.JSONDecodeError):
         json.loads(text)
+
+
+async def test_a_long_catch_up_comes_in_frames_under_the_size_limit(world, monkeypatch):
+    """Daphne refuses frames over 1 MiB; the offset comes only with the last frame."""
+    from threads import consumers
+
+    monkeypatch.setattr(consumers, "CATCH_UP_FRAME_CHARS", 3000)
+    start = await sync_to_async(post)(world, world.member, "start")
+    ids = [
+        (await sync_to_async(post)(world, world.member, "x" * 500))["entry"]["id"]
+        for _ in range(12)
+    ]
+    socket = await open_socket(path(world, start["offset"]), world.member)
+    frames = [await frame(socket)]
+    while "stream-offset" not in frames[-1]:
+        frames.append(await frame(socket))
+    assert len(frames) > 1
+    assert all(len(f) <= 3000 for f in frames[:-1])
+    assert all("stream-offset" not in f for f in frames[:-1])
+    text = "".join(frames)
+    assert [text.count(f'id="entry-{i}"') for i in ids] == [1] * len(ids)
+    await socket.disconnect()

@@ -1,0 +1,39 @@
+"""The long-running servers' runtime settings (``arbe_site.runtime``)."""
+
+import pytest
+
+txaio = pytest.importorskip("txaio")
+
+
+@pytest.fixture
+def autobahn_names():
+    """autobahn's debug formatters as they were, put back after the test."""
+    import daphne.server  # noqa: F401 - selects Twisted for txaio, as Daphne does
+    from autobahn.twisted import websocket
+    from autobahn.websocket import protocol
+
+    saved = {m: (m.hltype, m.hlval) for m in (protocol, websocket)}
+    level = txaio.get_global_log_level()
+    yield protocol, websocket
+    txaio.set_global_log_level(level)
+    for module, (hltype, hlval) in saved.items():
+        module.hltype, module.hlval = hltype, hlval
+
+
+def test_debug_arguments_are_not_built_when_debug_logging_is_off(autobahn_names):
+    from arbe_site.runtime import skip_websocket_debug_arguments
+
+    txaio.set_global_log_level("info")
+    skip_websocket_debug_arguments()
+    for module in autobahn_names:
+        assert module.hltype(skip_websocket_debug_arguments) == ""
+        assert module.hlval("127.0.0.1:5000") == ""
+
+
+def test_debug_logging_keeps_its_arguments(autobahn_names):
+    from arbe_site.runtime import skip_websocket_debug_arguments
+
+    txaio.set_global_log_level("debug")
+    skip_websocket_debug_arguments()
+    for module in autobahn_names:
+        assert "skip_websocket_debug_arguments" in module.hltype(skip_websocket_debug_arguments)
