@@ -7,12 +7,17 @@ txaio = pytest.importorskip("txaio")
 
 @pytest.fixture
 def autobahn_names():
-    """autobahn's debug formatters as they were, put back after the test."""
+    """autobahn's own debug formatters for the test (an ASGI import in this process may
+    have replaced them already); what was there is put back after it."""
     import daphne.server  # noqa: F401 - selects Twisted for txaio, as Daphne does
     from autobahn.twisted import websocket
     from autobahn.websocket import protocol
 
+    from autobahn import util
+
     saved = {m: (m.hltype, m.hlval) for m in (protocol, websocket)}
+    for module in saved:  # as autobahn made them, whatever ran in this process before
+        module.hltype, module.hlval = util.hltype, util.hlval
     level = txaio.get_global_log_level()
     yield protocol, websocket
     txaio.set_global_log_level(level)
