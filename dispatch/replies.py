@@ -133,7 +133,7 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
         prepared = EnvironmentPrepared(agentId=convo.bot.id, isolation=session.isolation)
         await writer.append(convo.stream, new_entry(prepared, author=convo.bot.id))
         await session.prompt(convo.prompt)
-        steer_from = convo.offset
+        steer_from, steering = convo.offset, []
         async with asyncio.timeout(settings.DISPATCH_REPLY_CAP_S):
             events = session.events()
             while True:
@@ -144,10 +144,15 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
                 for payload in payloads_for(event, dispatch_id, narration):
                     await writer.append(convo.stream, new_entry(payload, author=convo.bot.id))
                 kind = getattr(event, "type", "")
-                if kind == "message_end" and event.message.get("role") == "assistant":
+                role = event.message.get("role") if kind == "message_end" else None
+                if role == "assistant":
                     messages.append(event.message)
+                elif role == "user" and steering:
+                    # Pi put a steered message before the model: now the reply has taken it.
+                    steered = DispatchSteered(dispatchId=dispatch_id, entryIds=steering.pop(0))
+                    await writer.append(convo.stream, new_entry(steered, author=convo.bot.id))
                 elif kind == "turn_end" and getattr(event, "toolResults", None):
-                    steer_from = await _steer(convo, dispatch_id, session, writer, steer_from)
+                    steer_from = await _steer(convo, session, steer_from, steering)
                 elif kind == "agent_end":
                     ended = True
                     break
@@ -176,11 +181,15 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
     return Attempt(False, "process", f"Pi exited ({code}) before finishing.", retryable=True)
 
 
-async def _steer(convo, dispatch_id, session, writer, offset: str) -> str:
-    """Between tool rounds: hand Pi the messages that arrived since we last looked."""
+async def _steer(convo, session, offset: str, steering: list[list[str]]) -> str:
+    """Between tool rounds: hand Pi the messages that arrived since we last looked.
+
+    They count as taken in (``signal.dispatch.steered``) only when Pi puts them before the
+    model (its user ``message_end``). A steer that reaches Pi after its last turn is never
+    read; its messages stay undecided, and the director passes over them when this reply
+    ends, as it does after every reply."""
     arrived, offset = await new_messages(convo, offset)
     if arrived:
         await session.steer(convo.render(arrived))
-        steered = DispatchSteered(dispatchId=dispatch_id, entryIds=[e.id for e in arrived])
-        await writer.append(convo.stream, new_entry(steered, author=convo.bot.id))
+        steering.append([e.id for e in arrived])
     return offset

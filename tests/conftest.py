@@ -16,6 +16,22 @@ def pytest_configure(config):
 
     settings.BACKSTAGE_SWEEP_S = 0
     settings.POSTHOG_API_KEY = ""
+    _redis_database_per_worker(settings)
+
+
+def _redis_database_per_worker(settings):
+    """Under pytest-xdist, each worker's channel layer on a Redis database of its own: the
+    workers' test databases reuse primary keys, so their groups (``user-1``…) would meet.
+    The environment changes too, for the worker processes a test starts."""
+    import re
+
+    worker, url = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("REDIS_URL", "")
+    if not worker.startswith("gw") or not url:
+        return
+    url = re.sub(r"(/\d*)?$", f"/{int(worker[2:]) + 1}", url, count=1)
+    os.environ["REDIS_URL"] = settings.REDIS_URL = url
+    for host in settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"]:
+        host["address"] = url
 
 
 pytest_plugins = [
