@@ -7,8 +7,11 @@ PY_STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Test processes per suite (pytest-xdist): the suites wait on sockets, Pi and servers more
+# than they compute, so three share two cores well.
+TEST_WORKERS ?= 3
 
-.PHONY: run test bench deps system-deps lint test-unit test-stack conformance test-e2e clean FORCE \
+.PHONY: run test test-cluster faults bench deps system-deps lint test-unit test-stack conformance test-e2e clean FORCE \
 	screenshots scale faults
 
 $(PY_STAMP): pyproject.toml
@@ -57,11 +60,16 @@ lint: $(PY_STAMP)
 # The suite on the embedded configuration: SQLite, in-memory channel layer, embedded streams.
 # bubblewrap: tests/unit/test_pi_config.py builds and checks Pi's sandbox command line.
 test-unit: deps system-dep-bubblewrap
-	$(PYTEST)
+	$(PYTEST) -n $(TEST_WORKERS)
 
 # The integration suite again on PostgreSQL + Redis + the reference Node stream server.
 test-stack: deps system-dep-postgresql system-dep-redis-server
-	$(PY) -m tests.peers.stack -- $(PYTEST) tests/integration
+	$(PY) -m tests.peers.stack -- $(PYTEST) -n $(TEST_WORKERS) tests/integration
+
+# Two Daphnes and two backstage workers as separate processes on PostgreSQL, Redis and the
+# reference stream server: what only crosses processes (tests/faults/test_across_processes.py).
+test-cluster: deps system-dep-postgresql system-dep-redis-server
+	$(PYTEST) tests/faults/test_across_processes.py
 
 # Faults on the scaled configuration as separate processes (tests.peers.cluster): a Daphne,
 # the stream server and Redis killed or restarted mid-work, racing status writers.
@@ -82,7 +90,7 @@ test-e2e: deps system-dep-chromium
 		$(PYTEST) $$module -p no:asyncio -W ignore::pytest.PytestConfigWarning || exit 1; \
 	done
 
-test: lint test-unit test-stack conformance test-e2e
+test: lint test-unit test-stack test-cluster conformance test-e2e
 
 # PostgreSQL for the stream benchmarks; bubblewrap so bench.dispatch measures Pi as it runs.
 bench: deps system-dep-postgresql system-dep-bubblewrap
