@@ -12,7 +12,7 @@ PORT ?= 8000
 TEST_WORKERS ?= 3
 
 .PHONY: run test test-cluster faults bench deps system-deps lint test-unit test-stack conformance test-e2e clean FORCE \
-	screenshots scale faults
+	screenshots scale
 
 $(PY_STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
