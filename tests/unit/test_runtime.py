@@ -10,10 +10,9 @@ def autobahn_names():
     """autobahn's own debug formatters for the test (an ASGI import in this process may
     have replaced them already); what was there is put back after it."""
     import daphne.server  # noqa: F401 - selects Twisted for txaio, as Daphne does
+    from autobahn import util
     from autobahn.twisted import websocket
     from autobahn.websocket import protocol
-
-    from autobahn import util
 
     saved = {m: (m.hltype, m.hlval) for m in (protocol, websocket)}
     for module in saved:  # as autobahn made them, whatever ran in this process before
