@@ -93,13 +93,15 @@ test-e2e: deps system-dep-chromium
 test: lint test-unit test-stack test-cluster conformance test-e2e
 
 # PostgreSQL for the stream benchmarks; bubblewrap so bench.dispatch measures Pi as it runs.
-bench: deps system-dep-postgresql system-dep-bubblewrap
+bench: deps system-dep-postgresql system-dep-bubblewrap system-dep-redis-server
 	$(PY) -m bench.streams
 	$(PY) -m bench.now
 	$(PY) -m bench.pages
 	$(PY) -m bench.fanout
 	$(PY) -m bench.dispatch
 	$(PY) -m bench.search
+	$(PY) -m bench.leases
+	$(PY) -m bench.fanout --cluster
 
 # The README's pictures: a fresh demo in a throw-away ARBE_VAR_DIR, Daphne on a free loopback
 # port, one bot reply, PNGs by Playwright on Debian's Chromium into docs/screenshots/.
