@@ -225,31 +225,16 @@ def write_docs(table: str) -> None:
 
 # -- across processes ---------------------------------------------------------------------
 
-_CLUSTER_WORLD = """
-import json
-from django.test import Client
-from houses.models import ApiToken
-from tests.factories import make_house, make_user
-from threads.lifecycle import create_thread
-user = make_user("bench")
-house = make_house("bench", owner=user)
-thread = create_thread(house=house, title="Fan-out", by=user.agent)
-client = Client()
-client.force_login(user)
-print(json.dumps([thread.id, client.cookies["sessionid"].value,
-    ApiToken.issue(user, "bench")[1], ""]))
-"""
-
 
 def run_cluster(sizes: list[int], posts: int, rounds: int) -> list[dict]:
     """N sockets on one Daphne, then split over two, alternating, in one cluster."""
-    import json
 
     from tests.peers.cluster import Cluster
 
     results = []
     with Cluster(web=2, workers=1, streams="inprocess") as cluster:
-        world = json.loads(cluster.manage("shell", "-c", _CLUSTER_WORLD).strip().splitlines()[-1])
+        made = cluster.world(people=1, bot=False)
+        world = (made["threads"][0], made["sessions"][0], made["tokens"][0], "")
         servers = [(web.port, web.pid) for web in cluster.web]
         post_port = servers[0][0]
         try:
