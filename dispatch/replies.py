@@ -30,6 +30,7 @@ from threads.entries import (
     Chat,
     DispatchFailed,
     DispatchFinished,
+    DispatchPhase,
     DispatchStarted,
     DispatchSteered,
     EnvironmentPrepared,
@@ -152,7 +153,14 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
                     steered = DispatchSteered(dispatchId=dispatch_id, entryIds=steering.pop(0))
                     await writer.append(convo.stream, new_entry(steered, author=convo.bot.id))
                 elif kind == "turn_end" and getattr(event, "toolResults", None):
+                    queued = len(steering)
                     steer_from = await _steer(convo, session, steer_from, steering)
+                    if len(steering) > queued:
+                        # Pi has queued them: say so until it takes them in.
+                        phase = DispatchPhase(
+                            dispatchId=dispatch_id, phase="steering", round=narration.round
+                        )
+                        await writer.append(convo.stream, new_entry(phase, author=convo.bot.id))
                 elif kind == "agent_end":
                     ended = True
                     break
@@ -184,10 +192,11 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
 async def _steer(convo, session, offset: str, steering: list[list[str]]) -> str:
     """Between tool rounds: hand Pi the messages that arrived since we last looked.
 
-    They count as taken in (``signal.dispatch.steered``) only when Pi puts them before the
-    model (its user ``message_end``). A steer that reaches Pi after its last turn is never
-    read; its messages stay undecided, and the director passes over them when this reply
-    ends, as it does after every reply."""
+    Once Pi has queued them the reply narrates ``steering``; they count as taken in
+    (``signal.dispatch.steered``) only when Pi puts them before the model (its user
+    ``message_end``). A steer that reaches Pi after its last turn is never read; its
+    messages stay undecided, and the director passes over them when this reply ends, as it
+    does after every reply."""
     arrived, offset = await new_messages(convo, offset)
     if arrived:
         await session.steer(convo.render(arrived))

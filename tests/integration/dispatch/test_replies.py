@@ -62,13 +62,23 @@ def test_a_tool_call_then_its_result_then_text(live):
     assert "pi-tool-ok" in answer.payload.text
 
 
+def _steering(entry) -> bool:
+    return entry.type == "signal.dispatch.phase" and entry.payload.phase == "steering"
+
+
 def test_a_message_arriving_between_tool_rounds_is_steered_in(live):
     gate = live.fake.hold()  # hold the first model call until we have posted again
     live.fake.script(bash("echo round-1"), bash("echo round-2"), Text("done with both"))
     first = live.post("@helper do two rounds")
-    gate.arrived.wait(30)
+    assert gate.arrived.wait(30)
     second = live.post("also mention the weather")
+    # Hold round 2's model call until Pi has queued the steer: otherwise a fast Pi can end
+    # before the steer reaches it, and the message is left for the director instead.
+    round_two = live.fake.hold()
     gate.release()
+    assert round_two.arrived.wait(30)
+    live.wait_for(lambda: any(_steering(e) for e in live.entries()))
+    round_two.release()
     live.settle()
     steered = [e for e in live.entries() if e.type == "signal.dispatch.steered"]
     assert [s.payload.entryIds for s in steered] == [[second]]
