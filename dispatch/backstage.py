@@ -93,6 +93,18 @@ class Backstage:
         self.loop = loop
         self.start_tending()
 
+    def stop_tending(self) -> None:
+        """Thread-safe: stop renewing and taking over leases (before the database goes)."""
+        tending = self.tending
+        if self.loop is None or tending is None or not self.loop.is_running():
+            return
+
+        async def stop() -> None:
+            tending.cancel()
+            await asyncio.gather(tending, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(timeout=10)
+
     def start_tending(self) -> None:
         """On the loop: heartbeat this engine's leases and take over lapsed ones."""
         if self.tending is None or self.tending.done():
@@ -201,11 +213,22 @@ class Backstage:
     async def tend_forever(self) -> None:
         """Every third of a lease: renew what this engine holds, stop work on what it lost,
         and take over threads whose holder stopped renewing (a killed worker)."""
+        failing = False
         while True:
             try:
                 await self.tend_once()
-            except Exception:
-                logger.exception("backstage: tending leases failed")
+            except Exception as exc:
+                # The first failure of a run with its traceback, then one line each time:
+                # a database that is down would otherwise print a traceback every few seconds.
+                if failing:
+                    logger.warning("backstage: tending leases still failing: %s", exc)
+                else:
+                    logger.exception("backstage: tending leases failed")
+                failing = True
+            else:
+                if failing:
+                    logger.info("backstage: tending leases works again")
+                failing = False
             await asyncio.sleep(lease_s() / 3)
 
     async def tend_once(self) -> None:

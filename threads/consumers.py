@@ -22,9 +22,9 @@ from houses.access import access_person_thread
 from houses.membership import agent_for_user
 from houses.principals import person
 from streams import errors
+from threads import watching
 from threads.fragments import entry_fragments, offset_marker
 from threads.tail_hub import hub
-from threads.unread import watch
 from threads.unreadable import readable
 
 logger = logging.getLogger(__name__)
@@ -53,7 +53,6 @@ def thread_access(user, thread_id: str):
 class ThreadConsumer(AsyncWebsocketConsumer):
     subscription = None
     pump = None
-    reading = None  # the latest read-mark refresh, run beside the frames
     read_at = 0.0
 
     async def connect(self):
@@ -66,7 +65,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             return
         self.house_id = access.thread.house_id
         await self.channel_layer.group_add(user_group(self.user.pk), self.channel_name)
-        await database_sync_to_async(watch)(self.user, self.thread_id, True)
+        await watching.opened(self.user.pk, self.thread_id)
         self.read_at = time.monotonic()  # opening marked the thread read
         self.subscription = await hub().subscribe(self.thread_id)
         try:
@@ -116,10 +115,9 @@ class ThreadConsumer(AsyncWebsocketConsumer):
                 return
             if batch.parts and time.monotonic() - self.read_at > READ_REFRESH_S:
                 # An open page reads what lands (docs/unread.md); this keeps it counted as
-                # open. Beside the frames, not before them: a thousand sockets would queue
-                # a thousand database calls ahead of their frames.
+                # open. Beside the frames, not before them, and batched per process.
                 self.read_at = time.monotonic()
-                self.reading = asyncio.create_task(self.still_reading())
+                watching.refreshed(self.user.pk, self.thread_id)
             if not seen:
                 await self.send(text_data=batch.frame)
                 continue
@@ -132,19 +130,11 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             seen = set()
             await self.send(text_data=parts + batch.panel + offset_marker(batch.offset))
 
-    async def still_reading(self) -> None:
-        try:
-            await database_sync_to_async(watch)(self.user, self.thread_id, None)
-        except Exception:  # the next refresh, or the page's next load, marks it read
-            logger.exception("could not refresh the read mark of thread %s", self.thread_id)
-
     async def membership_revoked(self, event):
         if event["house"] == getattr(self, "house_id", None):
             await self.close(code=NOT_A_MEMBER)
 
     async def disconnect(self, code):
-        if self.reading is not None:
-            self.reading.cancel()
         if self.pump is not None:
             self.pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -154,4 +144,4 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             self.subscription = None
         if getattr(self, "house_id", None) is not None:
             await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)
-            await database_sync_to_async(watch)(self.user, self.thread_id, False)
+            watching.closed(self.user.pk, self.thread_id)

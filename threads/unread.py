@@ -23,6 +23,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection
 from django.db.models import Case, F, Q, Value, When
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from threads.entries import Chat, EntryDeleted, first_of_each_id
@@ -120,40 +121,49 @@ def advance(user_id, thread_id: str, seq: int) -> bool:
         return cursor.fetchone() is not None and seq > 0
 
 
-def watch(user, thread_id: str, opened: bool | None) -> None:
-    """A thread page's socket opened, closed (``opened``) or is still there (None).
+def watch_changes(changes: dict[tuple[int, str], tuple[int, int, bool]]) -> None:
+    """Thread pages opened, closed or still open, summed per (person id, thread id) as
+    ``(opened, closed, refreshed)`` (``threads.watching`` collects them).
 
-    While a person has one open, chat that lands is read at once (``_count_chat``);
-    ``watching_until`` stops a count left by a process that died from lasting.
+    Opening or keeping a page open reads the thread. While a person has one open, chat
+    that lands is read at once (``_count_chat``); ``watching_until`` stops a count left by
+    a process that died from lasting.
     """
-    mine = ThreadRead.objects.filter(user=user, thread_id=thread_id)
-    if opened is False:
-        mine.filter(watchers__gt=0).update(watchers=F("watchers") - 1)
-        return
-    mark_read(user, thread_id)  # makes the row too
     until = timezone.now() + WATCH_TTL
-    if opened:
-        mine.update(watchers=F("watchers") + 1, watching_until=until)
-    else:
-        mine.filter(watchers__gt=0).update(watching_until=until)
+    for (user_id, thread_id), (opened, closed, refreshed) in changes.items():
+        mine = ThreadRead.objects.filter(user_id=user_id, thread_id=thread_id)
+        if opened or refreshed:
+            _mark_read(user_id, thread_id)  # makes the row too
+        if opened:
+            watchers = Greatest(F("watchers") + (opened - closed), Value(0))
+            mine.update(watchers=watchers, watching_until=until)
+            continue
+        changed = {"watching_until": until} if refreshed else {}
+        if closed:
+            changed["watchers"] = Greatest(F("watchers") - closed, Value(0))
+        if changed:
+            mine.filter(watchers__gt=0).update(**changed)
 
 
 def mark_read(user, thread: Thread | str) -> bool:
     """The person has seen ``thread`` to its newest chat; their other house pages are told."""
     if isinstance(thread, Thread):
-        thread_id, seq = thread.pk, thread.chat_seq
-    else:
-        thread_id = thread
+        return _mark_read(user.pk, thread.pk, thread.chat_seq)
+    return _mark_read(user.pk, thread)
+
+
+def _mark_read(user_id, thread_id: str, seq: int | None = None) -> bool:
+    if seq is None:
         seq = Thread.objects.filter(pk=thread_id).values_list("chat_seq", flat=True).first()
         if seq is None:
             return False
-    if not advance(user.pk, thread_id, seq):
+    if not advance(user_id, thread_id, seq):
         return False
     layer = get_channel_layer()
     if layer is not None:
         try:
             event = {"type": "thread.read", "thread": thread_id}
-            async_to_sync(layer.group_send)(reads_group(user.pk), event)
+            async_to_sync(layer.group_send)(reads_group(user_id), event)
         except Exception:  # the next page load shows the stored position anyway
             logger.exception("could not announce a read of thread %s", thread_id)
     return True

@@ -235,46 +235,6 @@ def test_a_dead_workers_reply_is_recorded_failed_and_the_thread_taken_over(
     if after_takeover["status"]["state"] == "working":
         # Known and open: the taken-over reply's message can stay in the fold as in progress,
         # so the thread reads working until the live-evidence rule (10 min) turns it idle.
-        pytest.xfail("after a takeover the thread can read working until the evidence ages")
-
-
-def test_a_reply_left_by_a_crashed_process_is_recorded_failed_even_if_the_first_try_fails(
-    live, settings, monkeypatch
-):
-    """A process that died holding the thread left a lapsed lease and a reply the log shows
-    as running. A restarted engine takes it over; if the log can't be written at first, the
-    lease lapses again and the next tick retries, and no pass runs in between."""
-    from dispatch import takeover
-    from threads.lifecycle import new_entry
-    from threads.recency import stream_writer
-
-    settings.BACKSTAGE_LEASE_S = 1
-    world = live.world
-    monkeypatch.setattr(module, "wake", lambda thread_id: None)  # the dead process's wake
-    asked = live.post("@helper hello")
-    started = DispatchStarted(dispatchId="d_gone", agentId=world.bot.id, entryIds=[asked])
-    stream_writer().append(world.thread.stream_name, new_entry(started, author=world.bot.id))
-    thread_leases.acquire(world.thread.id, "gone:1:0", 1)
-    tries = []
-    real_recover = takeover.recover
-
-    def recover(thread_id):
-        tries.append(thread_id)
-        if len(tries) == 1:
-            raise ConnectionError("stream server unavailable")
-        return real_recover(thread_id)
-
-    monkeypatch.setattr(takeover, "recover", recover)
-    engine = Backstage("restarted")
-    engine.start_in_thread()
-    try:
-        live.wait_for(lambda: live.types()[-1] == "signal.thread_director.outcome", 30)
-        live.wait_for(lambda: not ThreadLease.objects.exists() and not engine.busy())
-    finally:
-        stop(engine)
-    assert len(tries) == 2
-    types = live.types()
-    assert types.count("signal.dispatch.started") == 1  # the message is not answered again
-    assert types[types.index("signal.dispatch.started") + 1] == "signal.dispatch.failed"
-    failed = next(e for e in live.entries() if isinstance(e.payload, DispatchFailed))
-    assert failed.payload.dispatchId == "d_gone" and failed.payload.stage == "worker"
+        # The reason carries what the fold saw, so a run that hits it shows why.
+        seen = [(e.type, getattr(e.payload, "dispatchId", None)) for e in entries]
+        pytest.xfail(f"working after a takeover: now={after_takeover['now']} entries={seen}")

@@ -1,5 +1,7 @@
 """Unread counts and the last message on the house page, kept at the append seam."""
 
+import asyncio
+
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
@@ -150,8 +152,33 @@ async def test_an_open_thread_page_reads_chat_as_it_lands(world):
     row = await sync_to_async(house_row)(world, world.owner)
     assert 'class="unread"' not in row and "seen live" in row
     await page.disconnect()
+    await watchers_become(world, world.owner, 0)  # a close is counted beside, not awaited
     await sync_to_async(post)(world, world.author, "after leaving")
     assert 'class="unread"' in await sync_to_async(house_row)(world, world.owner)
+
+
+async def watchers_become(world, user, count: int, timeout: float = 10) -> None:
+    def now():
+        row = ThreadRead.objects.filter(user=user, thread=world.thread).first()
+        return row.watchers if row else 0
+
+    deadline = asyncio.get_running_loop().time() + timeout
+    while (seen := await sync_to_async(now)()) != count:
+        assert asyncio.get_running_loop().time() < deadline, f"{seen} watchers, not {count}"
+        await asyncio.sleep(0.02)
+
+
+async def test_pages_opening_and_closing_together_are_each_counted(world):
+    """Sockets that open or close together are written in batches; none is lost."""
+    path = f"/ws/threads/{world.thread.id}/"
+    pages = await asyncio.gather(*(open_socket(path, world.owner) for _ in range(30)))
+    await watchers_become(world, world.owner, 30)
+    await asyncio.gather(*(page.disconnect() for page in pages[:20]))
+    await watchers_become(world, world.owner, 10)
+    await sync_to_async(post)(world, world.author, "the ten still open read it")
+    assert 'class="unread"' not in await sync_to_async(house_row)(world, world.owner)
+    await asyncio.gather(*(page.disconnect() for page in pages[20:]))
+    await watchers_become(world, world.owner, 0)
 
 
 async def test_every_connect_starts_with_the_whole_list_fresh(world):
