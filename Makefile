@@ -74,8 +74,12 @@ test-cluster: deps system-dep-postgresql system-dep-redis-server
 # Faults on the scaled configuration as separate processes (tests.peers.cluster): a Daphne,
 # the stream server and Redis killed or restarted mid-work, racing status writers.
 # ARBE_FAULTS_REPORT=file collects each test's figures as JSON lines (docs/reliability.md).
+# FAULTS_SIZE=ci (.ci/run) runs each fault smaller, every commit, and leaves out the
+# cross-process tests `make test` ran (tests/faults/sizes.py; docs/reliability.md).
+FAULTS_SIZE ?= full
 faults: deps system-dep-postgresql system-dep-redis-server
-	$(PYTEST) tests/faults -p no:randomly
+	ARBE_FAULTS_SIZE=$(FAULTS_SIZE) $(PYTEST) tests/faults -p no:randomly \
+		$(if $(filter ci,$(FAULTS_SIZE)),--ignore=tests/faults/test_across_processes.py)
 
 # The official Durable Streams conformance suite against the embedded server, SQLite and Postgres.
 conformance: deps system-dep-postgresql

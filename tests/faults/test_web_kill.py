@@ -14,11 +14,12 @@ import time
 import pytest
 
 from tests.faults.load import PostingClient, read_log, tally, wait_until
+from tests.faults.sizes import sized
 from tests.peers.cluster import Cluster
 
 CLIENTS = 8
-POSTS = 2000
-KILL_AFTER = 500  # acknowledged posts before the kill
+POSTS = sized(2000, 600)
+KILL_AFTER = sized(500, 150)  # acknowledged posts before the kill
 DOWN_S = 2.0
 
 
