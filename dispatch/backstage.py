@@ -93,15 +93,20 @@ class Backstage:
         self.loop = loop
         self.start_tending()
 
-    def stop_tending(self) -> None:
-        """Thread-safe: stop renewing and taking over leases (before the database goes)."""
-        tending = self.tending
-        if self.loop is None or tending is None or not self.loop.is_running():
+    def stop_background(self) -> None:
+        """Thread-safe: stop the lease tending and the T3 board subscribers, and wait for
+        them (before the database they read goes away: the end of a test session)."""
+        if self.loop is None or not self.loop.is_running():
             return
+        from boards.service import board_service
 
         async def stop() -> None:
-            tending.cancel()
-            await asyncio.gather(tending, return_exceptions=True)
+            boards = board_service()
+            tasks = [self.tending, boards.task, *boards.subscribers.values()]
+            tasks = [t for t in tasks if t is not None and not t.done()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
         asyncio.run_coroutine_threadsafe(stop(), self.loop).result(timeout=10)
 

@@ -108,7 +108,8 @@ def django_db_setup(django_db_setup, django_db_blocker):
     """Drop the PostgreSQL test database even if worker threads still hold connections.
 
     The embedded streams server's wake listener and the in-process engine's lease tending
-    are stopped first (both would otherwise query a database that is gone). Threads of
+    and board subscribers are stopped first (they would otherwise query a database that is
+    gone). Threads of
     ``sync_to_async``'s executors and of in-process engines keep their own Django
     connections, which PostgreSQL counts as users of the database it is asked to drop.
     They are idle by now; end them so the teardown can drop it.
@@ -120,7 +121,7 @@ def django_db_setup(django_db_setup, django_db_blocker):
     from streams.server.wake import hub
 
     hub.stop_watching()
-    module.backstage().stop_tending()
+    module.backstage().stop_background()
     if connection.vendor != "postgresql":
         return
     with django_db_blocker.unblock(), connection.cursor() as cursor:
