@@ -245,7 +245,9 @@ class ThreadPageTests(LiveThreadCase):
         page.reload()
         expect(page.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
         self.say(page, "**checking** the policy")
-        expect(self.chats(page).last.locator("strong")).to_be_visible(timeout=WAIT)
+        # The body's bold, not the author's name (shown when the message starts a group).
+        rendered = self.chats(page).last.locator(".body strong")
+        expect(rendered).to_have_text("checking", timeout=WAIT)
         admin_page, _ = self.page_for(admin, "/admin/")
         admin_page.on(
             "console", lambda m: violations.append(m.text) if "Content Security" in m.text else 0
