@@ -93,7 +93,9 @@ REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # channels_redis with a pool that waits when 100 commands are in flight
+            # (arbe_site/channel_layer.py), instead of failing the 101st.
+            "BACKEND": "arbe_site.channel_layer.WaitingRedisChannelLayer",
             # channels_redis waits on BZPOPMIN for 5 s; redis-py's reads time out after 5 s
             # too, and a timeout that fires first kills every socket's consumer in the
             # process. A read may take longer than the wait; a dead Redis still errors.
