@@ -206,7 +206,7 @@ def test_settings_come_from_the_environment(tmp_path):
     assert result.stdout.split() == [
         "db.internal",
         "5433",
-        "channels_redis.core.RedisChannelLayer",
+        "arbe_site.channel_layer.WaitingRedisChannelLayer",
         "http://streams.internal:4437",
         "True",
         "['a.example',",
