@@ -143,8 +143,5 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             hub().unsubscribe(self.subscription)
             self.subscription = None
         if getattr(self, "house_id", None) is not None:
+            await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)
             watching.closed(self.user.pk, self.thread_id)
-            try:
-                await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)
-            except Exception:  # the group forgets a channel nobody reads when it expires
-                logger.warning("could not leave the user group of a closed thread page")
