@@ -6,6 +6,10 @@ from playwright.sync_api import expect
 
 from tests.e2e.live import WAIT, LiveThreadCase
 
+OFFLINE_AS_THE_PAGE_SEES_IT = (
+    "Object.defineProperty(navigator, 'onLine', {get: () => false, configurable: true})"
+)
+
 
 class LiveThreadTests(LiveThreadCase):
     def test_two_members_see_each_other_live_and_the_owner_deletes(self):
@@ -54,9 +58,13 @@ class LiveThreadTests(LiveThreadCase):
         expect(self.chats(watcher)).to_have_count(1, timeout=WAIT)
         doomed = writer.locator(".entry.chat", has_text="before")
 
-        watcher.context.set_offline(True)
+        # The page believes it is offline (so it waits for "online" instead of retrying) while
+        # the network still carries the close: under emulated offline the browser may never
+        # see the server's close frame, and the socket would hang in CLOSING.
+        watcher.evaluate(OFFLINE_AS_THE_PAGE_SEES_IT)
         watcher.evaluate("window.arbeSocket.close(4000)")
         expect(watcher.locator("#live[data-connected]")).to_have_count(0, timeout=WAIT)
+        watcher.context.set_offline(True)
         for text in ("while away 1", "while away 2"):
             self.say(writer, text)
         self.delete(writer, doomed)
@@ -65,6 +73,7 @@ class LiveThreadTests(LiveThreadCase):
         expect(self.chats(watcher)).to_have_count(1)  # nothing arrived while offline
 
         watcher.context.set_offline(False)
+        watcher.evaluate("delete navigator.onLine")
         expect(watcher.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
         expect(self.chats(watcher)).to_have_count(2, timeout=WAIT)
         expect(watcher.locator("#entries")).not_to_contain_text("before")
