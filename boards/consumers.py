@@ -3,7 +3,8 @@
 ``boards.service.store`` sends ``board.rows`` (created, updated and removed row ids) to
 ``house-<id>``; rows are re-rendered from the database, which stays the truth if an
 event is lost. Other house events are not this socket's business and are ignored.
-Non-members are closed with 4404.
+Non-members are closed with 4404; like every live read the socket is in ``user-<id>``
+and closes when ``houses.revocation`` says its right ended (4404 removed, 4401 signed out).
 """
 
 from channels.db import database_sync_to_async
@@ -13,6 +14,7 @@ from django.template.loader import render_to_string
 
 from boards.models import BoardRow
 from houses.access import access_house
+from houses.revocation import EVENT, Reader, ends, user_group
 
 NOT_A_MEMBER = 4404
 
@@ -45,26 +47,47 @@ def rows_fragment(house_id: int, event: dict) -> str:
 
 class BoardConsumer(AsyncWebsocketConsumer):
     house_id = None
+    reader = None
+    grouped = False
 
     async def connect(self):
-        house_id = await house_id_for(self.scope["user"], self.scope["url_route"]["kwargs"]["slug"])
+        user = self.user = self.scope["user"]
+        if user.is_authenticated:  # joined before the check: no revocation falls between
+            await self.channel_layer.group_add(user_group(user.pk), self.channel_name)
+            self.grouped = True
+        house_id = await house_id_for(user, self.scope["url_route"]["kwargs"]["slug"])
         await self.accept()
         if house_id is None:
             await self.close(code=NOT_A_MEMBER)
             return
         self.house_id = house_id
+        self.reader = Reader.of_session(self.scope.get("session"), house_id)
         await self.channel_layer.group_add(f"house-{house_id}", self.channel_name)
 
     async def dispatch(self, message):
         # The house group carries other engineers' events too; only ours have a handler here.
-        if message["type"].startswith("websocket.") or message["type"] == "board.rows":
+        if message["type"].startswith("websocket.") or message["type"] in ("board.rows", EVENT):
             await super().dispatch(message)
 
     async def board_rows(self, event):
+        if self.reader is None:  # ended: rows already queued are not sent
+            return
         html = await database_sync_to_async(rows_fragment)(self.house_id, event)
         if html.strip():
             await self.send(text_data=html)
 
-    async def disconnect(self, code):
+    async def access_revoked(self, event):
+        if self.reader is not None and ends(event, self.reader):
+            await self.stop_following()
+            await self.close(code=event["code"])
+
+    async def stop_following(self) -> None:
+        self.reader = None
         if self.house_id is not None:
             await self.channel_layer.group_discard(f"house-{self.house_id}", self.channel_name)
+            self.house_id = None
+
+    async def disconnect(self, code):
+        await self.stop_following()
+        if self.grouped:
+            await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)

@@ -72,19 +72,8 @@ def remove_member(membership: Membership) -> None:
     owners = _locked_owners(membership.house)
     if membership.is_owner and len(owners) == 1:
         raise LastOwnerError("The last owner can't leave the house.")
+    # Its live reads end through the delete signal (``houses.revocation``), as for a cascade.
     membership.delete()
-    transaction.on_commit(lambda: _close_sockets(membership.user_id, membership.house_id))
-
-
-def _close_sockets(user_id, house_id) -> None:
-    # Access is checked on connect; a revoked member's open pages must not keep following.
-    from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
-
-    layer = get_channel_layer()
-    if layer is not None:
-        event = {"type": "membership.revoked", "house": house_id}
-        async_to_sync(layer.group_send)(f"user-{user_id}", event)
 
 
 def _locked_owners(house: House) -> list[int]:

@@ -4,7 +4,9 @@ Frames are htmx out-of-band fragments made from the page's own templates. Each
 frame ends with the offset it brings the page to; the page script reconnects
 from the last one it applied, so a dropped socket resumes with no gap and no
 duplicate. Access goes through ``houses.access``: a non-member is closed with
-4404 (accepted first, so the browser sees the code and doesn't retry).
+4404 (accepted first, so the browser sees the code and doesn't retry). The socket
+joins ``user-<id>`` before that check and closes when ``houses.revocation`` says its
+right ended: 4404 removed from the house, 4401 signed out.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from django.http import Http404
 from houses.access import access_person_thread
 from houses.membership import agent_for_user
 from houses.principals import person
+from houses.revocation import Reader, ends, user_group
 from streams import errors
 from threads import watching
 from threads.fragments import entry_fragments, offset_marker
@@ -33,11 +36,6 @@ BAD_OFFSET = 4400
 TRY_AGAIN = 1013  # the ws extension reconnects on it
 CATCH_UP_FRAME_CHARS = 200_000  # ≤ 1 MiB in UTF-8 whatever the text
 READ_REFRESH_S = 30  # at most one read mark per open page per this many seconds
-
-
-def user_group(user_id) -> str:
-    """Every socket of one person; ``houses.membership.remove_member`` closes them."""
-    return f"user-{user_id}"
 
 
 @database_sync_to_async
@@ -54,17 +52,22 @@ class ThreadConsumer(AsyncWebsocketConsumer):
     subscription = None
     pump = None
     read_at = 0.0
+    reader = None
+    grouped = False
 
     async def connect(self):
         self.user = self.scope["user"]
         self.thread_id = self.scope["url_route"]["kwargs"]["thread_id"]
+        if self.user.is_authenticated:  # joined before the check: no revocation falls between
+            await self.channel_layer.group_add(user_group(self.user.pk), self.channel_name)
+            self.grouped = True
         access = await thread_access(self.user, self.thread_id)
         await self.accept()
         if access is None:
             await self.close(code=NOT_A_MEMBER)
             return
         self.house_id = access.thread.house_id
-        await self.channel_layer.group_add(user_group(self.user.pk), self.channel_name)
+        self.reader = Reader.of_session(self.scope.get("session"), self.house_id)
         await watching.opened(self.user.pk, self.thread_id)
         self.read_at = time.monotonic()  # opening marked the thread read
         self.subscription = await hub().subscribe(self.thread_id)
@@ -130,18 +133,26 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             seen = set()
             await self.send(text_data=parts + batch.panel + offset_marker(batch.offset))
 
-    async def membership_revoked(self, event):
-        if event["house"] == getattr(self, "house_id", None):
-            await self.close(code=NOT_A_MEMBER)
+    async def access_revoked(self, event):
+        """The right to read ended (``houses.revocation``): no frame after this one."""
+        if self.reader is not None and ends(event, self.reader):
+            self.reader = None
+            await self.stop_following()
+            await self.close(code=event["code"])
 
-    async def disconnect(self, code):
+    async def stop_following(self) -> None:
         if self.pump is not None:
             self.pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.pump
+            self.pump = None
         if self.subscription is not None:
             hub().unsubscribe(self.subscription)
             self.subscription = None
-        if getattr(self, "house_id", None) is not None:
+
+    async def disconnect(self, code):
+        await self.stop_following()
+        if self.grouped:
             await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)
+        if getattr(self, "house_id", None) is not None:
             watching.closed(self.user.pk, self.thread_id)

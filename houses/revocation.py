@@ -1,0 +1,221 @@
+"""Live reads end with the right to read (docs/security.md, "Live reads end …").
+
+Access is checked when a socket connects or a stream read starts; what ends the right
+later is announced here, and only here, as one ``access.revoked`` event to the person's
+``user-<id>`` group (over the channel layer, so across Daphne processes):
+
+- signing out (``user_logged_out``): that session's reads, close 4401;
+- deactivation (``is_active`` set false by any save) and deleting the person: all of
+  their reads, 4401;
+- a password change: the reads of sessions whose stored hash no longer matches (the
+  sessions Django itself stops accepting), 4401; API-token reads go on, as the tokens do;
+- an API token revoked or deleted: the reads made with it, 4401;
+- a membership deleted (``remove_member``, or a cascade from deleting the person or the
+  house): their reads of that house, 4404 (as if it never existed).
+
+Every socket and live proxy read joins the group *before* its access check, so a change
+between the check and the join can't be missed, and describes itself as a ``Reader``;
+``ends`` says whether an event is for it. Events go out after the commit: a reader that
+looks again sees the change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from dataclasses import dataclass
+
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.contrib.auth import HASH_SESSION_KEY, get_user_model
+from django.contrib.auth.signals import user_logged_out
+from django.db import transaction
+from django.db.models.signals import post_delete, post_init, post_save
+
+from houses.models import ApiToken, Membership
+
+SIGNED_OUT = 4401  # the session or token that opened the read no longer signs anyone in
+NO_ACCESS = 4404  # no longer a member: the same code as never having been one
+EVENT = "access.revoked"
+
+
+def user_group(user_id) -> str:
+    """Every live read of one person (sockets and proxy streams)."""
+    return f"user-{user_id}"
+
+
+def tag(secret: str | None) -> str | None:
+    """A short digest naming a session key or session hash in events, never the value."""
+    if not secret:
+        return None
+    return hashlib.sha256(f"{settings.SECRET_KEY}:{secret}".encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Reader:
+    """What one live read was opened with."""
+
+    house: int | None = None
+    session: str | None = None  # tag of the session key (session-cookie reads)
+    session_hash: str | None = None  # tag of the session's stored auth hash
+    token: int | None = None  # the API token's id (token reads)
+
+    @classmethod
+    def of_session(cls, session, house: int | None = None) -> Reader:
+        key = getattr(session, "session_key", None)
+        stored = session.get(HASH_SESSION_KEY) if session is not None else None
+        return cls(house=house, session=tag(key), session_hash=tag(stored))
+
+
+def ends(event: dict, reader: Reader) -> bool:
+    """Is ``event`` the end of ``reader``'s right to read?"""
+    if event.get("house") is not None and event["house"] != reader.house:
+        return False
+    if event.get("session") is not None and event["session"] != reader.session:
+        return False
+    if event.get("token") is not None and event["token"] != reader.token:
+        return False
+    if "password" in event:  # a new password: only sessions still on the old hash end
+        return reader.token is None and event["password"] != reader.session_hash
+    return True
+
+
+def revoke(user_id, code: int, **scope) -> None:
+    """Announce, after the commit, that ``user_id``'s reads in ``scope`` end with ``code``.
+
+    ``scope``: ``house``, ``session``, ``token``, ``password`` (see ``ends``); none: all.
+    """
+    event = {"type": EVENT, "code": code, **scope}
+    transaction.on_commit(lambda: _send(user_group(user_id), event))
+
+
+def _send(group: str, event: dict) -> None:
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is not None:
+        async_to_sync(layer.group_send)(group, event)
+
+
+# -- what ends the right --------------------------------------------------------------------
+
+
+def _signed_out(sender, request, user, **kwargs) -> None:
+    session = getattr(request, "session", None)
+    if user is not None and session is not None and session.session_key:
+        revoke(user.pk, SIGNED_OUT, session=tag(session.session_key))
+
+
+def _remember_user(sender, instance, **kwargs) -> None:
+    # What the row held when loaded: a save can then tell what it changed, with no query.
+    instance._live_reads_state = (instance.is_active, instance.password)
+
+
+def _user_saved(sender, instance, created, **kwargs) -> None:
+    was_active, old_password = getattr(instance, "_live_reads_state", (True, None))
+    instance._live_reads_state = (instance.is_active, instance.password)
+    if created:
+        return
+    if was_active and not instance.is_active:
+        revoke(instance.pk, SIGNED_OUT)
+    elif old_password is not None and instance.password != old_password:
+        revoke(instance.pk, SIGNED_OUT, password=tag(instance.get_session_auth_hash()))
+
+
+def _user_deleted(sender, instance, **kwargs) -> None:
+    revoke(instance.pk, SIGNED_OUT)
+
+
+def _membership_deleted(sender, instance, **kwargs) -> None:
+    revoke(instance.user_id, NO_ACCESS, house=instance.house_id)
+
+
+def _remember_token(sender, instance, **kwargs) -> None:
+    instance._live_reads_revoked = instance.revoked_at is not None
+
+
+def _token_saved(sender, instance, created, **kwargs) -> None:
+    was_revoked = getattr(instance, "_live_reads_revoked", False)
+    instance._live_reads_revoked = instance.revoked_at is not None
+    if not was_revoked and instance.revoked_at is not None:
+        revoke(instance.user_id, SIGNED_OUT, token=instance.pk)
+
+
+def _token_deleted(sender, instance, **kwargs) -> None:
+    revoke(instance.user_id, SIGNED_OUT, token=instance.pk)
+
+
+def connect_signals() -> None:
+    """Called once from ``HousesConfig.ready``."""
+    user = get_user_model()
+    uid = "houses.revocation"
+    user_logged_out.connect(_signed_out, dispatch_uid=f"{uid}.signed_out")
+    post_init.connect(_remember_user, sender=user, dispatch_uid=f"{uid}.user_init")
+    post_save.connect(_user_saved, sender=user, dispatch_uid=f"{uid}.user_saved")
+    post_delete.connect(_user_deleted, sender=user, dispatch_uid=f"{uid}.user_deleted")
+    post_delete.connect(_membership_deleted, sender=Membership, dispatch_uid=f"{uid}.member")
+    post_init.connect(_remember_token, sender=ApiToken, dispatch_uid=f"{uid}.token_init")
+    post_save.connect(_token_saved, sender=ApiToken, dispatch_uid=f"{uid}.token_saved")
+    post_delete.connect(_token_deleted, sender=ApiToken, dispatch_uid=f"{uid}.token_deleted")
+
+
+# -- a live HTTP read (long-poll, SSE) ------------------------------------------------------
+
+
+class Watch:
+    """A proxy read's own channel in the person's group; ``ended`` is set by its event.
+
+    Opened before the access check (``open``), given the reader once access is known
+    (``follow``), closed when the read ends (``close``). Without a channel layer it
+    never fires.
+    """
+
+    def __init__(self, user_id) -> None:
+        self.group = user_group(user_id)
+        self.ended = asyncio.Event()
+        self.reader: Reader | None = None
+        self.code: int | None = None  # the event's close code, once ended
+        self._pending: list[dict] = []
+        self._layer = None
+        self._channel = None
+        self._task: asyncio.Task | None = None
+
+    @classmethod
+    async def open(cls, user_id) -> Watch:
+        from channels.layers import get_channel_layer
+
+        watch = cls(user_id)
+        layer = get_channel_layer()
+        if layer is not None:
+            watch._layer = layer
+            watch._channel = await layer.new_channel()
+            await layer.group_add(watch.group, watch._channel)
+            watch._task = asyncio.create_task(watch._listen())
+        return watch
+
+    def follow(self, reader: Reader) -> None:
+        self.reader = reader
+        for event in self._pending:  # arrived between the join and the access check
+            self._check(event)
+        self._pending.clear()
+
+    def _check(self, event: dict) -> None:
+        if self.reader is None:
+            self._pending.append(event)
+        elif event.get("type") == EVENT and ends(event, self.reader):
+            self.code = event["code"]
+            self.ended.set()
+
+    async def _listen(self) -> None:
+        while not self.ended.is_set():
+            self._check(await self._layer.receive(self._channel))
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+            with contextlib.suppress(Exception):
+                await self._layer.group_discard(self.group, self._channel)
