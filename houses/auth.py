@@ -38,7 +38,9 @@ def principal_from_bearer(raw: str) -> Principal:
         now = timezone.now()
         if token.last_used_at is None or now - token.last_used_at > TOKEN_TOUCH_INTERVAL:
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-        return principals.person(token.user, agent_for_user(token.user), bearer=True)
+        return principals.person(
+            token.user, agent_for_user(token.user), bearer=True, token_id=token.pk
+        )
     try:
         claims = verify(raw)
     except InvalidSandboxToken as exc:

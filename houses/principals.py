@@ -19,6 +19,7 @@ class Principal:
     claims: SandboxClaims | None = None
     # Authenticated by a bearer credential rather than the session cookie (no CSRF check).
     bearer: bool = False
+    token_id: int | None = None  # the person's API token, when that is the credential
 
     @property
     def agent_id(self) -> str | None:
@@ -46,8 +47,10 @@ class Principal:
 SERVICE = Principal(kind=WriterKind.SERVICE, agent=None)
 
 
-def person(user, agent: Agent, *, bearer: bool = False) -> Principal:
-    return Principal(kind=WriterKind.PERSON, agent=agent, user=user, bearer=bearer)
+def person(user, agent: Agent, *, bearer: bool = False, token_id: int | None = None) -> Principal:
+    return Principal(
+        kind=WriterKind.PERSON, agent=agent, user=user, bearer=bearer, token_id=token_id
+    )
 
 
 def bot(agent: Agent, claims: SandboxClaims) -> Principal:

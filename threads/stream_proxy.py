@@ -2,7 +2,8 @@
 
 Both inject the service secret upstream (it never reaches the caller), pass
 offsets through untouched, and are async end to end: a waiting long-poll
-holds no worker thread. The writers' proxy validates each entry against
+holds no worker thread. A person's long-poll or SSE read ends when their right to
+read does (``threads.read_watch``). The writers' proxy validates each entry against
 the who-may-write-what table and fires the same hooks as server appends.
 """
 
@@ -31,6 +32,7 @@ from threads.entries import AnyPayload, Chat, Entry, EntryError, Id, encode_entr
 from threads.models import EntryLocation
 from threads.permissions import check_write
 from threads.posting import IdTaken
+from threads.read_watch import reader_of, unless_ended, until_ended, watch_for
 from threads.reading import find_entry
 from threads.recency import after_append
 
@@ -64,17 +66,42 @@ class UpstreamError(Exception):
     """The stream server failed in a way the caller can't fix (502)."""
 
 
-async def proxy_read(request, stream_name: str):
+def live_mode(request) -> str | None:
     live = request.GET.get("live") or None
     if live is not None and live not in LIVE_MODES:
         raise BadInput("live: must be 'long-poll' or 'sse'")
+    return live
+
+
+async def watched_read(request, resolve):
+    """A read of the stream ``resolve()`` grants (an access check, awaited after the watch
+    is open), watched for the end of the right to read when it is a person's live read."""
+    watch = await watch_for(request, live_mode(request))
+    try:
+        access = await resolve()
+        if watch is not None:
+            watch.follow(reader_of(request, access.thread.house_id))
+        response = await proxy_read(request, access.thread.stream_name, watch)
+    except BaseException:
+        if watch is not None:
+            await watch.close()
+        raise
+    if watch is not None and not isinstance(response, StreamingHttpResponse):
+        await watch.close()
+    return response
+
+
+async def proxy_read(request, stream_name: str, watch=None):
+    """Pass a read through; with ``watch``, it ends when the reader's right does (and the
+    streamed body then closes ``watch``)."""
+    live = live_mode(request)
     offset = request.GET.get("offset", wire.START)
     call = wire.read_call(stream_name, offset, live=live, cursor=request.GET.get("cursor"))
     # The body is passed through as it comes, so it must come as it is: a server that
     # compresses (the reference server gzips) would otherwise hand the caller gzip bytes
     # under no Content-Encoding.
     call = dataclasses.replace(call, headers=(*call.headers, ("Accept-Encoding", "identity")))
-    response = await upstream().send(call, stream=True)
+    response = await unless_ended(watch, upstream().send(call, stream=True))
     if response.status_code >= 400:
         text = (await response.aread()).decode(errors="replace")[:300]
         await response.aclose()
@@ -87,11 +114,14 @@ async def proxy_read(request, stream_name: str):
     headers["Cache-Control"] = "private, no-store"
 
     async def body():
+        chunks = response.aiter_raw()
         try:
-            async for chunk in response.aiter_raw():
+            async for chunk in chunks if watch is None else until_ended(watch, chunks):
                 yield chunk
         finally:
             await response.aclose()
+            if watch is not None:
+                await watch.close()
 
     return StreamingHttpResponse(body(), status=response.status_code, headers=headers)
 
@@ -100,8 +130,9 @@ async def proxy_read(request, stream_name: str):
 @require_http_methods(["GET"])
 async def thread_stream(request, thread_id):
     """``GET /api/threads/:id/stream``: members read the thread's stream."""
-    access = await sync_to_async(access_thread)(request.principal, thread_id)
-    return await proxy_read(request, access.thread.stream_name)
+    return await watched_read(
+        request, lambda: sync_to_async(access_thread)(request.principal, thread_id)
+    )
 
 
 class SandboxEntry(msgspec.Struct, forbid_unknown_fields=True):
@@ -126,9 +157,11 @@ def decode_sandbox_body(body: bytes) -> list[SandboxEntry]:
 @require_http_methods(["GET", "POST"])
 async def sandbox_stream(request, name):
     """``/api/stream/:name``: sandbox writers append what their token allows; and read."""
-    access = await sync_to_async(access_stream)(request.principal, name)
     if request.method == "GET":
-        return await proxy_read(request, name)
+        return await watched_read(
+            request, lambda: sync_to_async(access_stream)(request.principal, name)
+        )
+    access = await sync_to_async(access_stream)(request.principal, name)
     entries = stamp(decode_sandbox_body(request_body(request)), access.principal.agent_id)
     # The whole batch is checked before anything is appended: all of it lands or none.
     bodies = [encode_entry(e) for e in entries]
