@@ -3,12 +3,13 @@ PostgreSQL, Redis and the reference stream server (``tests.peers.cluster``).
 
 What one process can't show: a socket on web 2 sees a post made through web 1, the house
 page follows across processes, replies run on the workers only, the sweep runs once per
-interval whichever worker ticks, and a member removed through web 1 loses their sockets
-on web 2.
+interval whichever worker ticks, and a member removed through web 1, signed out through
+web 1 or deactivated by another process loses their sockets and stream reads on web 2.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 
@@ -157,21 +158,75 @@ def test_the_sweep_runs_once_per_interval_whichever_worker_ticks(cluster):
     assert holders  # some worker holds it; which one varies
 
 
+@contextlib.contextmanager
+def live_sockets(cluster, world, *, person=1):
+    """The thread, house and board pages' sockets on web 2, past what each sends first."""
+    paths = (
+        f"/ws/threads/{world['threads'][0]}/",
+        f"/ws/houses/{world['house']}/",
+        f"/ws/houses/{world['house']}/board/",
+    )
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket(cluster, world, p, person=person)) for p in paths]
+        sockets[0].recv(timeout=WAIT_S)  # the panel
+        sockets[1].recv(timeout=WAIT_S)  # the list
+        yield sockets
+
+
+def close_code(ws) -> int | None:
+    """The code ``ws`` is closed with next (frames before it are skipped)."""
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            ws.recv(timeout=WAIT_S)
+    return closed.value.rcvd.code if closed.value.rcvd is not None else None
+
+
 def test_a_member_removed_through_web_1_loses_their_sockets_on_web_2(cluster, world):
     member = world["usernames"][1]
-    with (
-        socket(cluster, world, f"/ws/threads/{world['threads'][0]}/", person=1) as thread_ws,
-        socket(cluster, world, f"/ws/houses/{world['house']}/", person=1) as house_ws,
-    ):
-        thread_ws.recv(timeout=WAIT_S)
+    with live_sockets(cluster, world) as sockets:
         response = httpx.delete(
             f"{cluster.web[0].url}/api/houses/{world['house']}/members/{member}",
             headers={"Authorization": f"Bearer {world['tokens'][0]}"},
             timeout=30,
         )
         assert response.status_code == 204, response.text
-        for ws in (thread_ws, house_ws):
-            with pytest.raises(ConnectionClosed) as closed:
-                while True:
-                    ws.recv(timeout=WAIT_S)
-            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4404
+        assert [close_code(ws) for ws in sockets] == [4404, 4404, 4404]
+
+
+def test_signing_out_through_web_1_closes_that_sessions_sockets_on_web_2(cluster, world):
+    with live_sockets(cluster, world) as sockets:
+        url = cluster.web[0].url
+        with httpx.Client(base_url=url, cookies={"sessionid": world["sessions"][1]}) as browser:
+            assert browser.get(f"/houses/{world['house']}/", timeout=30).status_code == 200
+            response = browser.post(
+                "/logout/",
+                data={"csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+                timeout=30,
+            )
+        assert response.status_code in (200, 302), response.text[:500]
+        assert [close_code(ws) for ws in sockets] == [4401, 4401, 4401]
+
+
+def test_deactivation_elsewhere_ends_sockets_and_an_sse_read_on_web_2(cluster, world):
+    url = f"{cluster.web[1].url}/api/threads/{world['threads'][0]}/stream"
+    auth = {"Authorization": f"Bearer {world['tokens'][1]}"}
+    tail = httpx.get(url, params={"offset": "-1"}, headers=auth, timeout=30)
+    assert tail.status_code == 200, tail.text
+    with live_sockets(cluster, world) as sockets:
+        params = {"offset": tail.headers["Stream-Next-Offset"], "live": "sse"}
+        with httpx.stream("GET", url, params=params, headers=auth, timeout=WAIT_S) as sse:
+            assert sse.status_code == 200
+            chunks = sse.iter_raw()
+            next(chunks)  # the read is open and flowing
+            member = world["usernames"][1]
+            cluster.manage(
+                "shell",
+                "-c",
+                "from django.contrib.auth import get_user_model; "
+                f"u = get_user_model().objects.get(username={member!r}); "
+                "u.is_active = False; u.save()",
+            )
+            assert [close_code(ws) for ws in sockets] == [4401, 4401, 4401]
+            for _ in chunks:  # ends, rather than timing out (httpx raises ReadTimeout)
+                pass
+    assert httpx.get(url, params={"offset": "-1"}, headers=auth, timeout=30).status_code == 401
