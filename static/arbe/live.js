@@ -5,6 +5,8 @@
 (function () {
   "use strict";
   var NO_RETRY = /^44\d\d$/; // the app's own refusals (not a member, bad offset)
+  // Closes that mean the right to read ended (houses/revocation.py): the page says which.
+  var ENDED = { 4401: "signed-out", 4403: "no-access", 4404: "no-access" };
   var GROUP_MS = 5 * 60 * 1000;
   var PIN_PX = 100;
   var SEND_TIMEOUT_MS = 10000;
@@ -69,6 +71,7 @@
     delete target.dataset.connected;
     if (NO_RETRY.test(String(code))) {
       target.dataset.closed = String(code);
+      if (ENDED[code]) document.body.dataset.ended = ENDED[code];
       setConn("stopped");
       return;
     }
