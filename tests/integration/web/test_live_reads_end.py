@@ -101,14 +101,35 @@ async def test_deactivation_ends_every_socket_of_the_person(world):
     await assert_closed(sockets, SIGNED_OUT)
 
 
+def admin_browser() -> Client:
+    admin = get_user_model().objects.create_superuser(
+        "root", "root@example.com", "pw-for-tests-only"
+    )
+    return signed_in(admin)
+
+
+async def test_deactivation_in_the_admin_ends_the_persons_sockets(world):
+    sockets = await live_sockets(world, await sync_to_async(signed_in)(world.member))
+    admin = await sync_to_async(admin_browser)()
+    response = await sync_to_async(admin.post)(
+        f"/admin/auth/user/{world.member.pk}/change/",
+        {  # the change form as saved with "Active" unticked
+            "username": world.member.username,
+            "date_joined_0": "2026-01-01",
+            "date_joined_1": "00:00:00",
+            "_save": "Save",
+        },
+    )
+    assert response.status_code == 302, response.content[-3000:]
+    assert not await get_user_model().objects.filter(pk=world.member.pk, is_active=True).aexists()
+    await assert_closed(sockets, SIGNED_OUT)
+
+
 async def test_a_password_changed_in_the_admin_ends_the_persons_sessions(world):
     browser = await sync_to_async(signed_in)(world.member)
     sockets = await live_sockets(world, browser)
-    admin = await sync_to_async(get_user_model().objects.create_superuser)(
-        "root", "root@example.com", "pw-for-tests-only"
-    )
-    admin_browser = await sync_to_async(signed_in)(admin)
-    response = await sync_to_async(admin_browser.post)(
+    admin = await sync_to_async(admin_browser)()
+    response = await sync_to_async(admin.post)(
         f"/admin/auth/user/{world.member.pk}/password/",
         {"password1": "a-new-long-passphrase", "password2": "a-new-long-passphrase"},
     )
