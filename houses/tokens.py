@@ -27,7 +27,10 @@ def issue_token(user, name: str) -> tuple[ApiToken, str]:
 
 
 def revoke_token(user, token_id: int) -> ApiToken:
-    """Revoke one of ``user``'s tokens; anyone else's is a 404, as if it did not exist."""
+    """Revoke one of ``user``'s tokens; anyone else's is a 404, as if it did not exist.
+
+    Reads open with it (SSE, long-poll) end too: the save is announced by
+    ``houses.revocation``, and its next request is a 401 (``houses.auth``)."""
     token = ApiToken.objects.filter(user=user, pk=token_id).first()
     if token is None:
         raise Http404("No such token.")
