@@ -18,7 +18,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from houses.access import access_invite, access_owned_house
 from houses.forms import InviteForm
 from houses.invites import DEFAULT_DAYS, accept_invite, make_invite, revoke_invite
-from houses.membership import HandleTaken, person_handle_base
+from houses.membership import HandleTaken
+from houses.names import ascii_handle_base, check_username
 
 
 class SignUpForm(UserCreationForm):
@@ -34,7 +35,8 @@ class SignUpForm(UserCreationForm):
 
     def clean_username(self):
         username = super().clean_username()
-        handle = person_handle_base(username)
+        check_username(username)
+        handle = ascii_handle_base(username)
         if self.house is not None and self.house.bots.filter(handle=handle).exists():
             raise forms.ValidationError(
                 f"@{handle} is a bot in {self.house.name}; choose another username."

@@ -4,6 +4,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from houses.models import Agent, House, Membership, handle_clash
+from houses.names import ascii_handle_base, strip_hidden
 
 
 class LastOwnerError(ValueError):
@@ -25,19 +26,16 @@ def agent_for_user(user, house: House | None = None) -> Agent:
         user=user,
         defaults={
             "kind": Agent.Kind.PERSON,
-            "display_name": user.get_full_name() or user.get_username(),
+            "display_name": strip_hidden(user.get_full_name()).strip()
+            or strip_hidden(user.get_username()),
             "handle": _free_person_handle(user.get_username(), house),
         },
     )
     return agent
 
 
-def person_handle_base(username: str) -> str:
-    return "".join(c for c in username.lower() if c.isalnum() or c in "-_")[:28] or "person"
-
-
 def _free_person_handle(username: str, house: House | None = None) -> str:
-    base = person_handle_base(username)
+    base = ascii_handle_base(username)
     taken = Agent.objects.filter(kind=Agent.Kind.PERSON)
     if house is not None:
         taken = Agent.objects.filter(Q(kind=Agent.Kind.PERSON) | Q(house=house))

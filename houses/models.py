@@ -18,8 +18,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from arbe_site.ids import random_id
+from houses.names import check_display_name
 
-HANDLE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,31}$"
+# \Z, not $: "$" also matches before a trailing newline, so "helper\n" was a handle.
+HANDLE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,31}\Z"
 handle_validator = RegexValidator(
     HANDLE_PATTERN, "A handle is 1–32 lower-case letters, digits, '-' or '_'."
 )
@@ -149,6 +151,10 @@ class Agent(models.Model):
 
     def clean(self):
         super().clean()
+        try:
+            check_display_name(self.display_name)
+        except ValidationError as exc:
+            raise ValidationError({"display_name": exc.messages}) from None
         # Checked when a handle is given, not on every save: a clash already in old data
         # mustn't stop an owner from changing a bot's other settings.
         kept = Agent.objects.filter(pk=self.pk, handle=self.handle, house_id=self.house_id)
