@@ -116,6 +116,26 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# Caches. "limits" holds counters every process must share (houses/invite_limits.py): Redis
+# when scaled, else a table in the database (locmem is per process, so web and backstage,
+# or two Daphnes, would each count apart). Its table is made by migrate (houses 0006).
+# "default" stays in-process: nothing shared belongs there.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "limits": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "arbe-limits",
+        }
+        if REDIS_URL
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "arbe_limits_cache",
+        }
+    ),
+}
+
 # Backstage (director passes, replies, runs): in this process, or in `manage.py backstage`
 # workers reached through the channel layer (needs REDIS_URL to cross processes).
 BACKSTAGE = env_str("BACKSTAGE", "worker" if REDIS_URL else "inprocess")

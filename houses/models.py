@@ -237,6 +237,9 @@ class HouseInvite(models.Model):
 
     house = models.ForeignKey(House, on_delete=models.CASCADE, related_name="invites")
     token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    # The token's first characters (houses.invite_limits): lets a real invitee in while
+    # guesses from the same address are refused. 24 of the token's 128 bits.
+    token_prefix = models.CharField(max_length=8, blank=True, default="", editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

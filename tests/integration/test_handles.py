@@ -5,7 +5,6 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.test import Client
 
@@ -17,15 +16,8 @@ from threads.entries import Chat
 from threads.lifecycle import new_entry
 from threads.recency import stream_writer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fresh_limits")]
 PASSWORD = "tangerine-Orbit-42"
-
-
-@pytest.fixture(autouse=True)
-def fresh_miss_counts():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def test_sign_up_through_an_invite_cannot_take_a_bots_handle(world):

@@ -3,7 +3,6 @@ look-alikes, a look-alike of an existing username, bidi controls and invisible c
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.test import Client
 
 from houses.admin import CheckedUserChangeForm, CheckedUserCreationForm
@@ -12,16 +11,9 @@ from houses.membership import agent_for_user
 from houses.names import ascii_handle_base, hidden_characters, skeleton
 from tests.factories import make_user
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fresh_limits")]
 PASSWORD = "tangerine-Orbit-42"
 User = get_user_model()
-
-
-@pytest.fixture(autouse=True)
-def fresh_miss_counts():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def sign_up(world, username):
