@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.conf import settings
+from django.conf import settings as django_settings
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from houses import invite_limits
 from houses.invite_limits import MISSES_PER_ADDRESS, MISSES_PER_PREFIX, over_limits
@@ -101,7 +103,7 @@ def count_elsewhere(address: str, token: str, times: int) -> list[list[bool]]:
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "arbe_site.settings",
         "DATABASE_URL": database_url(),
-        "LIMITS_PREFIX": settings.CACHES["limits"]["KEY_PREFIX"],
+        "LIMITS_PREFIX": django_settings.CACHES["limits"]["KEY_PREFIX"],
         "MISS": json.dumps([address, token]),
         "TIMES": str(times),
     }
@@ -134,8 +136,21 @@ def test_counts_are_shared_between_processes(world):
 
 
 def test_the_limits_cache_is_shared_in_both_configurations():
-    backend = settings.CACHES["limits"]["BACKEND"]
+    backend = django_settings.CACHES["limits"]["BACKEND"]
     if os.environ.get("REDIS_URL"):
         assert backend == "django.core.cache.backends.redis.RedisCache"
     else:
         assert backend == "django.core.cache.backends.db.DatabaseCache"
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(token=st.text(min_size=1, max_size=60), address=st.sampled_from([PROXY, "::1", "x y"]))
+def test_odd_tokens_and_addresses_are_a_plain_404(world, token, address):
+    from urllib.parse import quote
+
+    response = Client(REMOTE_ADDR=address).get(f"/join/{quote(token, safe='')}")
+    assert response.status_code in (404, 400), response.content
