@@ -11,7 +11,8 @@ from houses.rollup import with_rollup
 class CheckedUserCreationForm(AdminUserCreationForm):
     def clean_username(self):
         username = super().clean_username()
-        check_username(username)
+        if username is not None:  # None: Django refused it already (a case-insensitive twin)
+            check_username(username)
         return username
 
 

@@ -35,6 +35,8 @@ class SignUpForm(UserCreationForm):
 
     def clean_username(self):
         username = super().clean_username()
+        if username is None:  # Django refused it already (a case-insensitive duplicate)
+            return None
         check_username(username)
         handle = ascii_handle_base(username)
         if self.house is not None and self.house.bots.filter(handle=handle).exists():

@@ -30,7 +30,9 @@ def sign_up(world, username):
         ("\u043ew\u0578er", "mixes scripts"),  # Cyrillic o, Armenian n
         ("0live", "looks like one"),  # olive exists
         ("OLlVE", "looks like one"),
-        ("m\u0131a", "looks like one"),  # dotless i: mia
+        # Dotless i: mia. PostgreSQL's iexact finds it first (Django's duplicate check).
+        ("m\u0131a", "already"),
+        ("MIA", "already"),  # Django's own case-insensitive check
         ("ol\u202eive", "text-direction characters (U+202E)"),
         ("ol\u200bive", "text-direction characters (U+200B)"),
         # A Hangul filler is a letter to \w and draws nothing (NFKC makes it U+1160).
