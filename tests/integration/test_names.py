@@ -4,6 +4,8 @@ look-alikes, a look-alike of an existing username, bidi controls and invisible c
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from houses.admin import CheckedUserChangeForm, CheckedUserCreationForm
 from houses.invites import make_invite
@@ -125,3 +127,17 @@ def test_skeletons():
     assert hidden_characters("a\u202eb\u200bc\u202e") == ["U+202E", "U+200B"]
     assert ascii_handle_base("\u043ew\u043f") == "ow"
     assert ascii_handle_base("__x") == "x"
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    username=st.text(max_size=20)
+    | st.sampled_from(["MIA", "m\u0131a", "Olive", "\u03bflive", "helper", "\u0130", "\u00df"])
+)
+def test_any_username_at_sign_up_is_an_account_or_a_400(world, username):
+    response = sign_up(world, username)
+    assert response.status_code in (302, 400), response.content
