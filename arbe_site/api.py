@@ -1,7 +1,7 @@
 """Small helpers shared by the JSON API views: one error shape, auth at the edge.
 
 Errors are ``{"error": "<text>"}`` with the status that says what went wrong:
-400 invalid input (the text names the field), 401 bad credentials, 403
+400 invalid input (the text names the field), 401 no or bad credentials, 403
 refused, 404 not found or not yours, 409 conflict, 413 a body too large.
 Anything unexpected is logged and answered 500 with a plain sentence: no
 traceback, path or secret ever reaches the caller.
@@ -94,7 +94,10 @@ def _answer(exc: Exception) -> HttpResponse:
     for kind, status in ERRORS:
         if isinstance(exc, kind):
             text = str(exc) or {404: "Not found.", 403: "Forbidden."}.get(status, "")
-            return error(status, text)
+            response = error(status, text)
+            if status == 401:  # RFC 9110: a 401 names the scheme to use
+                response["WWW-Authenticate"] = 'Bearer realm="arbe"'
+            return response
     logger.error("unexpected error answering an API request", exc_info=exc)
     return error(500, "Something went wrong on the server.")
 
@@ -114,7 +117,7 @@ def api_view(view):
         @functools.wraps(view)
         async def wrapper(request, *args, **kwargs):
             try:
-                request.principal = await aprincipal_from_request(request)
+                request.principal = _signed_in(await aprincipal_from_request(request))
                 if _needs_csrf(request) and (failure := _csrf_failure(request)):
                     return failure
                 return await view(request, *args, **kwargs)
@@ -126,7 +129,7 @@ def api_view(view):
         @functools.wraps(view)
         def wrapper(request, *args, **kwargs):
             try:
-                request.principal = principal_from_request(request)
+                request.principal = _signed_in(principal_from_request(request))
                 if _needs_csrf(request) and (failure := _csrf_failure(request)):
                     return failure
                 return view(request, *args, **kwargs)
@@ -134,6 +137,15 @@ def api_view(view):
                 return _answer(exc)
 
     return csrf_exempt(wrapper)
+
+
+def _signed_in(principal):
+    """Every API route needs a caller: anonymous is 401 on all of them, answered before
+    anything is looked up, so it says nothing about whether a thread or house exists (a
+    signed-in non-member gets 404 for that), and tells a client its credentials are missing."""
+    if principal is None:
+        raise NotAuthenticated("Sign in or send an API token.")
+    return principal
 
 
 def _needs_csrf(request) -> bool:

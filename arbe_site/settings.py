@@ -11,10 +11,19 @@ from pathlib import Path
 
 import dj_database_url
 
-from arbe_site.env import env_bool, env_int, env_list, env_str, stored_secret
+from arbe_site.env import (
+    env_bool,
+    env_int,
+    env_list,
+    env_str,
+    private_dir,
+    private_sqlite,
+    stored_secret,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(env_str("ARBE_VAR_DIR", str(BASE_DIR / "var")))
+# Owner only (0700): it holds the SQLite file (sessions) and the generated secrets.
+VAR_DIR = private_dir(Path(env_str("ARBE_VAR_DIR", str(BASE_DIR / "var"))))
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY") or stored_secret(VAR_DIR / "secret_key", 48)
@@ -86,6 +95,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     # The browser tests run Daphne in a child process: it needs a file, not :memory:.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+    # It holds session keys: 0600 from the start, and its -wal/-shm take its mode.
+    private_sqlite(DATABASES["default"]["NAME"])
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Channel layer: in-memory in one process; Redis when processes must share events.
@@ -104,6 +115,26 @@ if REDIS_URL:
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# Caches. "limits" holds counters every process must share (houses/invite_limits.py): Redis
+# when scaled, else a table in the database (locmem is per process, so web and backstage,
+# or two Daphnes, would each count apart). Its table is made by migrate (houses 0006).
+# "default" stays in-process: nothing shared belongs there.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "limits": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "arbe-limits",
+        }
+        if REDIS_URL
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "arbe_limits_cache",
+        }
+    ),
+}
 
 # Backstage (director passes, replies, runs): in this process, or in `manage.py backstage`
 # workers reached through the channel layer (needs REDIS_URL to cross processes).

@@ -138,32 +138,28 @@ def access_delete(access: ThreadAccess, author_id: str | None) -> None:
         raise PermissionDenied("Only the author or an owner of the house may delete this.")
 
 
-# Invite links: every miss is the same 404, and a client that keeps missing is slowed down.
-INVITE_MISSES_ALLOWED = 20
-INVITE_MISS_WINDOW_S = 600
-
-
+# Invite links: every miss is the same 404; guessing is slowed by houses.invite_limits.
 def access_invite(token: str, client: str) -> HouseInvite:
     """The usable invite behind ``token``, or 404 (unknown, expired and revoked alike).
 
-    ``client`` (the remote address) may miss ``INVITE_MISSES_ALLOWED`` times per window;
-    after that every answer is 404 without looking, so tokens can't be guessed at speed.
+    ``client`` is the remote address. Misses are counted per address and per token prefix
+    (``houses.invite_limits``); past a limit the answer is 404 without looking, except
+    that an address over its limit may still use a token whose prefix is a live invite's.
     """
-    from django.core.cache import cache
     from django.utils import timezone
 
-    key = f"invite-misses:{client}"
-    if cache.get(key, 0) >= INVITE_MISSES_ALLOWED:
+    from houses import invite_limits
+
+    live = HouseInvite.objects.filter(revoked_at__isnull=True, expires_at__gt=timezone.now())
+    address_over, prefix_over = invite_limits.over_limits(client, token)
+    if prefix_over:
         raise Http404
-    invite = (
-        HouseInvite.objects.select_related("house")
-        .filter(
-            token_hash=token_digest(token), revoked_at__isnull=True, expires_at__gt=timezone.now()
-        )
-        .first()
-    )
+    # Invites made before prefixes were kept have none: they match any prefix.
+    prefixes = [invite_limits.prefix_of(token), ""]
+    if address_over and not live.filter(token_prefix__in=prefixes).exists():
+        raise Http404
+    invite = live.select_related("house").filter(token_hash=token_digest(token)).first()
     if invite is None:
-        cache.add(key, 0, INVITE_MISS_WINDOW_S)
-        cache.incr(key)
+        invite_limits.count_miss(client, token)
         raise Http404
     return invite

@@ -1,7 +1,39 @@
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 
 from houses.models import Agent, ApiToken, House, HouseInvite, Membership
+from houses.names import check_username
 from houses.rollup import with_rollup
+
+
+class CheckedUserCreationForm(AdminUserCreationForm):
+    def clean_username(self):
+        username = super().clean_username()
+        if username is not None:  # None: Django refused it already (a case-insensitive twin)
+            check_username(username)
+        return username
+
+
+class CheckedUserChangeForm(UserChangeForm):
+    def clean_username(self):
+        # Only a new username is checked: an old look-alike pair mustn't block other edits.
+        username = self.cleaned_data["username"]
+        if "username" in self.changed_data:
+            check_username(username, exclude_pk=self.instance.pk)
+        return username
+
+
+admin.site.unregister(get_user_model())
+
+
+@admin.register(get_user_model())
+class PersonAdmin(UserAdmin):
+    """Django's user admin, with usernames held to ``houses.names`` (no look-alikes)."""
+
+    add_form = CheckedUserCreationForm
+    form = CheckedUserChangeForm
 
 
 class MembershipInline(admin.TabularInline):

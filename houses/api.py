@@ -13,6 +13,7 @@ from arbe_site.concurrency import in_thread
 from dispatch.botcheck import check_bot as run_check
 from houses.access import access_house, access_owned_bot, access_owned_house, houses_of
 from houses.membership import (
+    HandleTaken,
     LastOwnerError,
     add_bot,
     add_member,
@@ -103,7 +104,7 @@ def members(request, slug):
         raise BadInput(f"username: no active account named {body.username!r}")
     try:
         membership = add_member(house, user, body.role)
-    except LastOwnerError as exc:
+    except (LastOwnerError, HandleTaken) as exc:
         return error(409, str(exc))
     return json_response({"member": member_row(membership)}, status=201)
 

@@ -1,8 +1,9 @@
 """Invite links: an owner makes one, people join a house with it until it expires or is revoked.
 
 The raw token is returned once, to be shown to the owner; only its SHA-256 digest is
-stored. Finding an invite by token goes through ``houses.access.access_invite``, which
-answers every miss with the same 404 and counts misses per client address.
+stored, with its first characters (``houses.invite_limits``). Finding an invite by token
+goes through ``houses.access.access_invite``, which answers every miss with the same 404
+and counts misses per client address and per token prefix.
 """
 
 import secrets
@@ -11,6 +12,7 @@ from datetime import timedelta
 from django.db.models import F
 from django.utils import timezone
 
+from houses.invite_limits import prefix_of
 from houses.membership import join_house
 from houses.models import House, HouseInvite, Membership, token_digest
 
@@ -22,6 +24,7 @@ def make_invite(house: House, by, days: int = DEFAULT_DAYS) -> tuple[HouseInvite
     invite = HouseInvite.objects.create(
         house=house,
         token_hash=token_digest(raw),
+        token_prefix=prefix_of(raw),
         created_by=by,
         expires_at=timezone.now() + timedelta(days=days),
     )

@@ -5,10 +5,12 @@ must not join anyone); ``POST`` joins, signing a new person up first if nobody i
 signed in. Every miss is the same 404 (``houses.access.access_invite``).
 """
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
+from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -16,42 +18,73 @@ from django.views.decorators.http import require_http_methods, require_POST
 from houses.access import access_invite, access_owned_house
 from houses.forms import InviteForm
 from houses.invites import DEFAULT_DAYS, accept_invite, make_invite, revoke_invite
+from houses.membership import HandleTaken
+from houses.names import ascii_handle_base, check_username
 
 
 class SignUpForm(UserCreationForm):
-    """Username and password, held to ``AUTH_PASSWORD_VALIDATORS``."""
+    """Username and password, held to ``AUTH_PASSWORD_VALIDATORS``; the username's handle
+    may not be a bot's in the house being joined (a mention of it would be ambiguous)."""
 
     class Meta(UserCreationForm.Meta):
         fields = ("username",)
+
+    def __init__(self, *args, house=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.house = house
+
+    def clean_username(self):
+        username = super().clean_username()
+        if username is None:  # Django refused it already (a case-insensitive duplicate)
+            return None
+        check_username(username)
+        handle = ascii_handle_base(username)
+        if self.house is not None and self.house.bots.filter(handle=handle).exists():
+            raise forms.ValidationError(
+                f"@{handle} is a bot in {self.house.name}; choose another username."
+            )
+        return username
 
 
 @require_http_methods(["GET", "POST"])
 def join(request, token):
     invite = access_invite(token, request.META.get("REMOTE_ADDR", ""))
     house, user = invite.house, request.user
-    form = None
+    form, problem = None, ""
     if request.method == "POST":
         if user.is_authenticated:
-            _, joined = accept_invite(invite, user)
-            if joined:
-                messages.success(request, f"Welcome to {house.name}.")
-            return redirect("house", slug=house.slug)
-        form = SignUpForm(request.POST)
-        if form.is_valid():
-            user = form.save()
+            try:
+                _, joined = accept_invite(invite, user)
+            except HandleTaken as exc:
+                problem = str(exc)
+            else:
+                if joined:
+                    messages.success(request, f"Welcome to {house.name}.")
+                return redirect("house", slug=house.slug)
+        else:
+            form = SignUpForm(request.POST, house=house)
+    if form is not None and form.is_valid():
+        try:
+            with transaction.atomic():  # no account is left behind if joining is refused
+                user = form.save()
+                accept_invite(invite, user)
+        except HandleTaken as exc:
+            form.add_error("username", str(exc))
+        else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            accept_invite(invite, user)
             messages.success(request, f"Welcome to {house.name}, {user.get_username()}.")
             return redirect("house", slug=house.slug)
     member = user.is_authenticated and house.memberships.filter(user=user).exists()
     context = {
         "house": house,
         "invite": invite,
-        "form": form or SignUpForm(),
+        "form": form or SignUpForm(house=house),
         "is_member": member,
+        "problem": problem,
         "login_url": f"{reverse('login')}?next={request.path}",
     }
-    return render(request, "houses/join.html", context, status=400 if form else 200)
+    status = 409 if problem else 400 if form else 200
+    return render(request, "houses/join.html", context, status=status)
 
 
 @login_required

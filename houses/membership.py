@@ -1,16 +1,23 @@
 """Changing who is in a house. A house always keeps at least one owner."""
 
 from django.db import transaction
+from django.db.models import Q
 
-from houses.models import Agent, House, Membership
+from houses.models import Agent, House, Membership, handle_clash
+from houses.names import ascii_handle_base, strip_hidden
 
 
 class LastOwnerError(ValueError):
     """Raised when a change would leave a house without an owner."""
 
 
-def agent_for_user(user) -> Agent:
-    """The person's principal, created on first use (display name and handle from the user)."""
+class HandleTaken(ValueError):
+    """Raised when a person's handle is a bot's in the house they would join."""
+
+
+def agent_for_user(user, house: House | None = None) -> Agent:
+    """The person's principal, created on first use (display name and handle from the user;
+    the handle avoids the bots' handles in ``house``, the house they are signing up to)."""
     try:
         return user.agent
     except Agent.DoesNotExist:
@@ -19,24 +26,38 @@ def agent_for_user(user) -> Agent:
         user=user,
         defaults={
             "kind": Agent.Kind.PERSON,
-            "display_name": user.get_full_name() or user.get_username(),
-            "handle": _free_person_handle(user.get_username()),
+            "display_name": strip_hidden(user.get_full_name()).strip()
+            or strip_hidden(user.get_username()),
+            "handle": _free_person_handle(user.get_username(), house),
         },
     )
     return agent
 
 
-def _free_person_handle(username: str) -> str:
-    base = "".join(c for c in username.lower() if c.isalnum() or c in "-_")[:28] or "person"
+def _free_person_handle(username: str, house: House | None = None) -> str:
+    base = ascii_handle_base(username)
+    taken = Agent.objects.filter(kind=Agent.Kind.PERSON)
+    if house is not None:
+        taken = Agent.objects.filter(Q(kind=Agent.Kind.PERSON) | Q(house=house))
     handle, n = base, 1
-    while Agent.objects.filter(kind=Agent.Kind.PERSON, handle=handle).exists():
+    while taken.filter(handle=handle).exists():
         n += 1
         handle = f"{base}{n}"
     return handle
 
 
+def _check_handle(house: House, agent: Agent) -> None:
+    clash = handle_clash(agent, house.pk)
+    if clash:
+        raise HandleTaken(f"{clash} Mentions of it would be ambiguous.")
+
+
 def add_member(house: House, user, role: str = Membership.Role.MEMBER) -> Membership:
-    agent_for_user(user)
+    """``user`` in ``house`` with ``role``; refused (``HandleTaken``) if a bot there has
+    their handle."""
+    agent = agent_for_user(user, house)
+    if not Membership.objects.filter(house=house, user=user).exists():
+        _check_handle(house, agent)
     membership, created = Membership.objects.get_or_create(
         house=house, user=user, defaults={"role": role}
     )
@@ -49,9 +70,12 @@ def join_house(house: House, user) -> tuple[Membership, bool]:
     """``user`` in ``house`` as a member unless already in it (their role is kept).
 
     Returns the membership and whether it is new. Joining appends nothing: house
-    membership is not part of any thread's log (docs/decisions.md, "Joining").
+    membership is not part of any thread's log (docs/decisions.md, "Joining"). Refused
+    (``HandleTaken``) if a bot in the house has their handle.
     """
-    agent_for_user(user)
+    agent = agent_for_user(user, house)
+    if not Membership.objects.filter(house=house, user=user).exists():
+        _check_handle(house, agent)
     return Membership.objects.get_or_create(
         house=house, user=user, defaults={"role": Membership.Role.MEMBER}
     )

@@ -11,14 +11,17 @@ import hashlib
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from arbe_site.ids import random_id
+from houses.names import check_display_name
 
-HANDLE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,31}$"
+# \Z, not $: "$" also matches before a trailing newline, so "helper\n" was a handle.
+HANDLE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,31}\Z"
 handle_validator = RegexValidator(
     HANDLE_PATTERN, "A handle is 1–32 lower-case letters, digits, '-' or '_'."
 )
@@ -66,6 +69,16 @@ class Membership(models.Model):
     @property
     def is_owner(self) -> bool:
         return self.role == self.Role.OWNER
+
+    def clean(self):
+        # Joining with a handle a bot has in the house (the admin's inline; the site's own
+        # paths check it in houses.membership).
+        super().clean()
+        agent = Agent.objects.filter(user_id=self.user_id).first() if self.user_id else None
+        if self._state.adding and agent is not None and self.house_id is not None:
+            clash = handle_clash(agent, self.house_id)
+            if clash:
+                raise ValidationError(clash)
 
 
 class Agent(models.Model):
@@ -136,6 +149,47 @@ class Agent(models.Model):
     def is_bot(self) -> bool:
         return self.kind == self.Kind.BOT
 
+    def clean(self):
+        super().clean()
+        try:
+            check_display_name(self.display_name)
+        except ValidationError as exc:
+            raise ValidationError({"display_name": exc.messages}) from None
+        # Checked when a handle is given, not on every save: a clash already in old data
+        # mustn't stop an owner from changing a bot's other settings.
+        kept = Agent.objects.filter(pk=self.pk, handle=self.handle, house_id=self.house_id)
+        if self._state.adding or not kept.exists():
+            clash = handle_clash(self)
+            if clash:
+                raise ValidationError({"handle": clash})
+
+
+def handle_clash(agent: Agent, house_id: int | None = None) -> str | None:
+    """Why ``agent``'s handle can't be used in ``house_id`` (by default: every house it is
+    in), or None. In a house one handle names one principal: a bot's handle is no member's
+    and no other bot's, so a mention means one agent. (Bots among themselves are kept
+    apart by ``bot_handle_per_house``; people by ``person_handle_unique``.)"""
+    if not agent.handle:
+        return None
+    others = Agent.objects.filter(handle=agent.handle).exclude(pk=agent.pk)
+    if agent.house_id is not None:  # a bot
+        house_id = agent.house_id
+        people = others.filter(kind=Agent.Kind.PERSON, user__memberships__house_id=house_id)
+        if people.exists():
+            return f"@{agent.handle} is already a member's handle in this house."
+        return None
+    if agent.user_id is None:
+        return None
+    houses = (
+        [house_id]
+        if house_id is not None
+        else Membership.objects.filter(user_id=agent.user_id).values("house_id")
+    )
+    bot = others.filter(kind=Agent.Kind.BOT, house_id__in=houses).select_related("house").first()
+    if bot is not None:
+        return f"@{agent.handle} is the handle of a bot in {bot.house.name}."
+    return None
+
 
 TOKEN_PREFIX = "arbe_"
 
@@ -183,6 +237,9 @@ class HouseInvite(models.Model):
 
     house = models.ForeignKey(House, on_delete=models.CASCADE, related_name="invites")
     token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    # The token's first characters (houses.invite_limits): lets a real invitee in while
+    # guesses from the same address are refused. 24 of the token's 128 bits.
+    token_prefix = models.CharField(max_length=8, blank=True, default="", editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -15,6 +15,7 @@ from houses.forms import AddBotForm, AddMemberForm, BotInvolvementForm, InviteFo
 from houses.fragments import list_context
 from houses.invites import live_invites
 from houses.membership import (
+    HandleTaken,
     LastOwnerError,
     add_bot,
     add_member,
@@ -104,7 +105,7 @@ def add_member_form(request, slug):
     else:
         try:
             add_member(house, user, form.cleaned_data["role"])
-        except LastOwnerError as exc:
+        except (LastOwnerError, HandleTaken) as exc:
             messages.error(request, str(exc))
     return redirect("members", slug=slug)
 

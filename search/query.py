@@ -19,7 +19,12 @@ MAX_QUERY_CHARS = 500
 MAX_TERMS = 16
 OPERATORS = ("from", "in", "before", "after")
 WORD = re.compile(r"\w")
-DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+# ASCII digits only: ``\d`` also takes other scripts' digits, which ``int()`` reads.
+DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
+# Entries are stamped in unix ms; outside these days a date means nothing here, and the
+# day after the last one must still be a date (``after:9999-12-31`` overflowed: a 500).
+FIRST_DAY = dt.date(1970, 1, 1)
+LAST_DAY = dt.date(2999, 12, 31)
 # Control characters are never part of a word; NUL can't even reach PostgreSQL.
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -145,12 +150,17 @@ def parse_day(value: str, today: dt.date) -> dt.date:
     if word == "yesterday":
         return today - dt.timedelta(days=1)
     match = DATE.match(value)
+    day = None
     try:
         if match:
-            return dt.date(*(int(g) for g in match.groups()))
+            day = dt.date(*(int(g) for g in match.groups()))
     except ValueError:
         pass
-    raise BadQuery(f"q: {value!r} is not a date; write it as 2026-11-30, today or yesterday.")
+    if day is None:
+        raise BadQuery(f"q: {value!r} is not a date; write it as 2026-11-30, today or yesterday.")
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise BadQuery(f"q: {value!r} is out of range; dates run from {FIRST_DAY} to {LAST_DAY}.")
+    return day
 
 
 def day_start_ms(day: dt.date) -> int:

@@ -70,8 +70,13 @@ def _when(ts: int) -> dict:
 
 
 def handles(names: Names) -> dict[str, str]:
-    """Handle -> agent id for everyone who can be mentioned in the house."""
-    return {n.handle: agent_id for agent_id, n in names.items() if n.active}
+    """Handle -> agent id for everyone who can be mentioned in the house. A handle names
+    one agent in a house (``houses.models.handle_clash``); where data from before that
+    rule has a person and a bot sharing one, the bot wins, as it does for the director
+    (``dispatch.decide``), which answers the mention with that bot."""
+    active = sorted((i, n) for i, n in names.items() if n.active)
+    people = {n.handle: agent_id for agent_id, n in active if not n.is_bot}
+    return people | {n.handle: agent_id for agent_id, n in active if n.is_bot}
 
 
 def spend_text(spend: E.Spend | None) -> str:
