@@ -141,6 +141,7 @@ def _load(claim: Claim):
 async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWriter):
     from dispatch.conversation import bot_env, ensure_agent_dir
     from dispatch.pi import layout
+    from dispatch.pi.providers import config_problem
 
     source = ensure_agent_dir()
     config = PiConfig(
@@ -153,6 +154,9 @@ async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWrite
         env=bot_env(bot, source),
     )
     messages: list[dict] = []
+    problem = config_problem(bot.provider, bot.api_key_env, source)
+    if problem is not None:  # the key rule and the key, as before a reply
+        return False, f"The run failed: {short_reason(problem[1])}", messages
     narration = Narration()
     try:
         session = await PiSession.start(config)
