@@ -67,9 +67,7 @@ def name_problem(name: str) -> str | None:
     prefix = settings.ARBE_BOT_KEY_PREFIX
     if (prefix and name.startswith(prefix)) or name in settings.ARBE_BOT_KEY_ALLOW:
         return None
-    rule = (
-        f"start with {prefix} or be listed in {ALLOW_SETTING}"
-        if prefix
-        else (f"be listed in {ALLOW_SETTING}")
-    )
+    rule = f"be listed in {ALLOW_SETTING}"
+    if prefix:
+        rule = f"start with {prefix} or {rule}"
     return f"{name} is not a bot key variable (its name must {rule})"

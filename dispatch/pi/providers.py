@@ -128,10 +128,10 @@ def config_problem(
     operator's changed list), then the key itself, in a sentence that names no variable.
     """
     problem = setting_problem(provider, api_key_env, agent_dir)
-    if problem is not None and problem[0] == "api_key_env":
-        return problem[0], f"no API key for {provider}: {problem[1]}"
-    if problem is not None:
+    if problem is not None and problem[1].startswith("Pi has no provider"):
         return problem
+    if problem is not None:  # a key refused by the rule is no key, as the thread says
+        return problem[0], f"no API key for {provider}: {problem[1]}"
     source, _ = key_plan(provider, api_key_env, agent_dir)
     if source is not None and not environ.get(source):
         return "api_key_env", f"no API key for {provider}"

@@ -138,3 +138,23 @@ def test_a_key_cannot_replace_pis_own_environment(tmp_path):
     env = sandbox.scrubbed_env(tmp_path / "home", tmp_path / "agent", extra)
     assert env["PI_CODING_AGENT_DIR"] == str(tmp_path / "agent") and env["PATH"] != "/evil"
     assert env["ARBE_BOTKEY_X"] == "k"
+
+
+def test_a_provider_reading_a_server_setting_gets_no_key(tmp_path):
+    leaky = PiProvider(
+        baseUrl="http://127.0.0.1:9/v1",
+        apiKey="SECRET_KEY",  # an operator's models.json naming a server setting
+        api="openai-completions",
+        models=[PiModel(id="m")],
+    )
+    agent_dir = write_agent_dir(tmp_path / "agent", {"leaky": leaky})
+    environ = {"ARBE_BOTKEY_X": "k", "SECRET_KEY": "s"}
+    assert setting_problem("leaky", "ARBE_BOTKEY_X", agent_dir) == (
+        "provider",
+        "leaky reads its key from SECRET_KEY, a server setting",
+    )
+    assert config_problem("leaky", "ARBE_BOTKEY_X", agent_dir, environ)[1].startswith(
+        "no API key for leaky: "
+    )
+    assert key_environment("leaky", "ARBE_BOTKEY_X", agent_dir, environ) == {}
+    assert key_environment("leaky", "", agent_dir, environ) == {}
