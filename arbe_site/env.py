@@ -13,12 +13,18 @@ from pathlib import Path
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
 
+# Every variable the settings read, as they read it: the server's own configuration, which
+# no bot may name as its key variable (dispatch/pi/keys.py).
+READ: set[str] = set()
+
 
 def env_str(name: str, default: str = "") -> str:
+    READ.add(name)
     return os.environ.get(name, default)
 
 
 def env_bool(name: str, default: bool = False) -> bool:
+    READ.add(name)
     value = os.environ.get(name)
     if value is None or value == "":
         return default
@@ -26,6 +32,7 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 
 def env_int(name: str, default: int) -> int:
+    READ.add(name)
     value = os.environ.get(name)
     if value is None or value == "":
         return default
@@ -36,6 +43,7 @@ def env_int(name: str, default: int) -> int:
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
+    READ.add(name)
     value = os.environ.get(name)
     if value is None or value.strip() == "":
         return default

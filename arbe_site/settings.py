@@ -150,6 +150,10 @@ BACKSTAGE_LEASE_S = env_int("BACKSTAGE_LEASE_S", 15)
 PI_HOME = Path(env_str("PI_HOME", str(VAR_DIR / "pi")))
 PI_AGENT_DIR = env_str("PI_AGENT_DIR")  # unset: a managed dir under PI_HOME with the demo model
 PI_ISOLATION = env_str("PI_ISOLATION", "auto")  # auto: bubblewrap when it works; none: off
+# Which server variables a bot may take its key from (docs/bots.md): names starting with the
+# prefix (blank: none do) or listed; the server's own settings never, whatever these say.
+ARBE_BOT_KEY_PREFIX = env_str("ARBE_BOT_KEY_PREFIX", "ARBE_BOTKEY_")
+ARBE_BOT_KEY_ALLOW = env_list("ARBE_BOT_KEY_ALLOW", [])
 DISPATCH_MAX_ATTEMPTS = env_int("DISPATCH_MAX_ATTEMPTS", 2)
 DISPATCH_REPLY_CAP_S = env_int("DISPATCH_REPLY_CAP_S", 600)  # a reply may run 10 minutes
 DISPATCH_EVENT_IDLE_S = env_int("DISPATCH_EVENT_IDLE_S", 120)  # silence that ends a reply

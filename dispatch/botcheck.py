@@ -1,10 +1,12 @@
 """Is a bot able to answer? Checked when its configuration is set, and on demand.
 
-``validate_bot_config`` refuses what can't work before it is saved: a provider Pi doesn't
-know, or a key variable that isn't set on the server (Pi gets a scrubbed environment, so
-a key the server lacks is a key the bot lacks). ``check_bot`` makes a one-token call
-through Pi with the bot's own configuration and says how it went, in a line fit for a
-page: what failed, never where on the server.
+``validate_bot_config`` refuses what can't work before it is saved, judging names only: a
+provider Pi doesn't know, a key variable bots may not use (``dispatch/pi/keys.py``: the
+server's own settings never, others only by the operator's prefix or list). Whether the
+variable is set is not part of the answer, so it tells no one which variables exist; a
+missing key fails the reply, or the check. ``check_bot`` makes a one-token call through Pi
+with the bot's own configuration and says how it went, in a line fit for a page: what
+failed, never where on the server.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 
-from dispatch.pi.providers import config_problem
+from dispatch.pi.providers import config_problem, setting_problem
 from threads.failures import scrub, short_reason
 
 CHECK_PROMPT = "Answer with the single word OK."
@@ -37,12 +39,13 @@ def agent_dir() -> Path:
 
 
 def problem_for(provider: str, api_key_env: str) -> tuple[str, str] | None:
+    """What keeps the bot from answering now (its key included)."""
     return config_problem(provider, api_key_env, agent_dir())
 
 
 def validate_bot_config(provider: str, api_key_env: str) -> None:
     """Raise ``ValidationError({field: message})`` for a configuration Pi can't run."""
-    problem = problem_for(provider, api_key_env)
+    problem = setting_problem(provider, api_key_env, agent_dir())
     if problem is not None:
         field, message = problem
         raise ValidationError({field: [message[0].upper() + message[1:] + "."]})
@@ -53,6 +56,7 @@ async def check_bot(bot) -> CheckResult:
     from dispatch.conversation import bot_env
     from dispatch.pi.decode import assistant_failure
     from dispatch.pi.events import AgentEnd, MessageEnd, MessageUpdate
+    from dispatch.pi.layout import bot_agent_dir
     from dispatch.pi.process import PiConfig, PiError, PiSession
 
     if not (bot.provider and bot.model):
@@ -61,15 +65,16 @@ async def check_bot(bot) -> CheckResult:
     if problem is not None:
         return CheckResult(False, f"@{bot.handle} can't answer: {problem[1]}.")
     began = time.monotonic()
+    source = agent_dir()
     with tempfile.TemporaryDirectory(prefix="arbe-check-") as scratch:
         config = PiConfig(
             provider=bot.provider,
             model=bot.model,
             instructions="",
-            session_file=Path(scratch) / "check.jsonl",
+            session_file=Path(scratch) / "session" / "check.jsonl",
             workspace=Path(scratch) / "workspace",
-            agent_dir=agent_dir(),
-            env=bot_env(bot),
+            agent_dir=bot_agent_dir(bot, source),
+            env=bot_env(bot, source),
             tools=(),
         )
         failure, said = None, ""

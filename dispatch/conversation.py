@@ -9,13 +9,13 @@ the projected history, which no longer holds it.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 
 from dispatch.decide import StartReply
+from dispatch.pi import layout
 from houses.models import Agent
 from threads.entries import (
     Chat,
@@ -55,8 +55,9 @@ class Conversation:
 
 
 def ensure_agent_dir() -> Path:
-    """Pi's agent dir: the operator's own (``PI_AGENT_DIR``, their providers and keys), or
-    a managed one under ``PI_HOME`` that serves the built-in demo model."""
+    """The server's agent dir: the operator's own (``PI_AGENT_DIR``, their providers and
+    keys), or a managed one under ``PI_HOME`` that serves the built-in demo model. No Pi
+    reads it: each bot gets its own copy of what it needs (``layout.bot_agent_dir``)."""
     if settings.PI_AGENT_DIR:
         return Path(settings.PI_AGENT_DIR)
     from dispatch.pi.config import DEMO_PROVIDER, demo_provider, write_agent_dir
@@ -70,9 +71,8 @@ def load_conversation(start: StartReply) -> Conversation:
     entries, offset = read_entries(thread.id)
     chat = chat_projection(entries)
     seen, generation = seen_by(bot.id, entries)
-    root = Path(settings.PI_HOME)
-    agent_dir = ensure_agent_dir()
-    session_file = root / "sessions" / f"{thread.id}-{bot.id}-g{generation}.jsonl"
+    source = ensure_agent_dir()
+    session_file = layout.session_file(thread.house_id, thread.id, bot.id, f"g{generation}")
     authors = {m.authorId for m in chat if m.authorId}
     names = dict(Agent.objects.filter(pk__in=authors).values_list("id", "display_name"))
     convo = Conversation(
@@ -82,9 +82,9 @@ def load_conversation(start: StartReply) -> Conversation:
         prompt="",
         offset=offset,
         session_file=session_file,
-        workspace=root / "workspaces" / bot.id / thread.id,
-        agent_dir=agent_dir,
-        env=bot_env(bot, agent_dir),
+        workspace=layout.workspace(bot.id, thread.id),
+        agent_dir=layout.bot_agent_dir(bot, source),
+        env=bot_env(bot, source),
         names=names,
     )
     # What the bot answers: the messages it was started for, never its own, never deleted.
@@ -164,12 +164,13 @@ def seen_by(bot_id: str, entries: list[Entry]) -> tuple[set[str], int]:
 
 
 def bot_env(bot: Agent, agent_dir: Path | None = None) -> dict[str, str]:
-    """The provider key the bot needs (the variable it names, else its provider's usual
-    one), and nothing else of ours."""
-    from dispatch.pi.providers import key_variable
+    """The provider key the bot needs (from the variable it names, else its provider's usual
+    one, if the rule of ``dispatch/pi/keys.py`` admits it), and nothing else of ours.
 
-    name = key_variable(bot.provider, bot.api_key_env, agent_dir or ensure_agent_dir())
-    return {name: os.environ[name]} if name and name in os.environ else {}
+    ``agent_dir`` is the server's agent dir, the one the bot's own is generated from."""
+    from dispatch.pi.providers import key_environment
+
+    return key_environment(bot.provider, bot.api_key_env, agent_dir or ensure_agent_dir())
 
 
 async def new_messages(convo: Conversation, offset: str) -> tuple[list[Entry], str]:

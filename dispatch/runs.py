@@ -140,18 +140,23 @@ def _load(claim: Claim):
 
 async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWriter):
     from dispatch.conversation import bot_env, ensure_agent_dir
+    from dispatch.pi import layout
+    from dispatch.pi.providers import config_problem
 
-    root = settings.PI_HOME
+    source = ensure_agent_dir()
     config = PiConfig(
         provider=bot.provider,
         model=bot.model,
         instructions=bot.instructions,
-        session_file=root / "sessions" / f"{child.pk}-{bot.id}-run.jsonl",
-        workspace=root / "workspaces" / bot.id / child.pk,
-        agent_dir=ensure_agent_dir(),
-        env=bot_env(bot),
+        session_file=layout.session_file(child.house_id, child.pk, bot.id, "run"),
+        workspace=layout.workspace(bot.id, child.pk),
+        agent_dir=layout.bot_agent_dir(bot, source),
+        env=bot_env(bot, source),
     )
     messages: list[dict] = []
+    problem = config_problem(bot.provider, bot.api_key_env, source)
+    if problem is not None:  # the key rule and the key, as before a reply
+        return False, f"The run failed: {short_reason(problem[1])}", messages
     narration = Narration()
     try:
         session = await PiSession.start(config)

@@ -1,3 +1,4 @@
+from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
@@ -42,8 +43,25 @@ class MembershipInline(admin.TabularInline):
     autocomplete_fields = ["user"]
 
 
+class BotForm(forms.ModelForm):
+    """A bot set here is checked like one set by its owner: a provider Pi knows, a key
+    variable bots may use (never one of the server's own settings)."""
+
+    class Meta:
+        model = Agent
+        fields = ["display_name", "handle", "provider", "model", "api_key_env", "instructions"]
+
+    def clean(self):
+        from dispatch.botcheck import validate_bot_config
+
+        data = super().clean()
+        validate_bot_config(data.get("provider") or "", data.get("api_key_env") or "")
+        return data
+
+
 class BotInline(admin.StackedInline):
     model = Agent
+    form = BotForm
     fk_name = "house"
     extra = 0
     fields = [

@@ -100,12 +100,12 @@ def write_agent_dir(
     """
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    _write_json(path / "models.json", {"providers": dict(providers)})
-    _write_json(path / "settings.json", pi_settings(retry=retry, compaction=compaction))
+    write_json(path / "models.json", {"providers": dict(providers)})
+    write_json(path / "settings.json", pi_settings(retry=retry, compaction=compaction))
     return path
 
 
-def _write_json(target: Path, data: Any) -> None:
+def write_json(target: Path, data: Any) -> None:
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -46,14 +46,20 @@ class PiConfig:
     instructions: str  # appended to Pi's system prompt
     session_file: Path  # absolute .jsonl path, one per thread (and bot)
     workspace: Path  # the bot's working directory for this thread (created if missing)
-    agent_dir: Path  # PI_CODING_AGENT_DIR holding models.json and settings.json
+    agent_dir: Path  # PI_CODING_AGENT_DIR: the bot's own models.json, settings.json (read-only)
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     tools: tuple[str, ...] | None = None  # --tools list; None = Pi's defaults
 
     @property
     def home(self) -> Path:
-        """The bot's HOME: under its agent dir, so nothing lands in a real home."""
-        return self.agent_dir / "home"
+        """The bot's HOME, beside its agent dir (``layout.py``), so nothing lands in a real
+        home and the agent dir itself can stay read-only."""
+        return self.agent_dir.parent / "home"
+
+    def make_dirs(self) -> None:
+        """What Pi writes to must exist before the sandbox binds it."""
+        for path in (self.workspace, self.session_file.parent, self.home):
+            path.mkdir(parents=True, exist_ok=True)
 
     def argv(self) -> list[str]:
         """Pi's command line, hermetic: no extensions, skills, templates, themes or context
@@ -79,6 +85,15 @@ class PiConfig:
         if self.tools is not None:
             argv += ["--tools", ",".join(self.tools)] if self.tools else ["--no-tools"]
         return argv
+
+
+def sandbox_argv(config: PiConfig) -> list[str]:
+    """bwrap's part of the command line for ``config``: its workspace, session dir and home
+    writable, its agent dir's files read-only, nothing else of ours."""
+    writable = [config.workspace, config.session_file.parent, config.home]
+    return sandbox.bubblewrap_argv(
+        workspace=config.workspace, writable=writable, config_dir=config.agent_dir
+    )
 
 
 class PiError(Exception):
@@ -118,13 +133,11 @@ class PiSession:
             agent_dir=config.agent_dir.absolute(),
         )
         try:
-            for path in (config.workspace, config.session_file.parent, config.home):
-                path.mkdir(parents=True, exist_ok=True)
+            config.make_dirs()
             argv = config.argv()
             isolation = sandbox.NO_ISOLATION
             if await asyncio.to_thread(sandbox.bubblewrap_works):
-                writable = [config.workspace, config.session_file.parent, config.agent_dir]
-                argv = sandbox.bubblewrap_argv(workspace=config.workspace, writable=writable) + argv
+                argv = sandbox_argv(config) + argv
                 isolation = sandbox.BUBBLEWRAP
             proc = await asyncio.create_subprocess_exec(
                 *argv,

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from dispatch.pi.config import PI_PACKAGE_DIR
+from dispatch.pi.keys import is_server_variable, name_problem
 
 PI_AI_DIST = PI_PACKAGE_DIR.parent / "pi-ai" / "dist"
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -69,32 +70,82 @@ def agent_dir_providers(agent_dir: Path | None) -> dict[str, dict]:
     return providers if isinstance(providers, dict) else {}
 
 
-def key_variable(provider: str, api_key_env: str, agent_dir: Path | None) -> str | None:
-    """The variable the bot's key is read from: its own setting, else the provider's."""
-    if api_key_env:
-        return api_key_env
+def key_plan(
+    provider: str, api_key_env: str, agent_dir: Path | None
+) -> tuple[str | None, str | None]:
+    """Where the bot's key comes from and under which name Pi reads it: ``(source, target)``.
+
+    ``source`` is the server variable (the bot's ``api_key_env``, else the provider's own:
+    ``OPENAI_API_KEY`` for ``openai``, a ``models.json`` ``apiKey`` that names a variable);
+    ``target`` is the variable Pi looks in (the provider's own, else the source). A
+    ``models.json`` provider with a literal key and no ``api_key_env`` needs neither.
+    """
     custom = agent_dir_providers(agent_dir).get(provider)
     if isinstance(custom, dict):
-        key = str(custom.get("apiKey") or "")
-        return key if ENV_NAME.match(key) else None  # a literal key needs no variable
-    return builtin_key_variables().get(provider)
+        declared = str(custom.get("apiKey") or "")
+        own = declared if ENV_NAME.match(declared) else None
+    else:
+        own = builtin_key_variables().get(provider)
+    source = api_key_env or own
+    return source, own or source
 
 
-def config_problem(
-    provider: str, api_key_env: str, agent_dir: Path | None, environ=os.environ
+def setting_problem(
+    provider: str, api_key_env: str, agent_dir: Path | None
 ) -> tuple[str, str] | None:
-    """What keeps a bot on ``provider`` from answering, as ``(field, message)``; None if fine.
+    """What is wrong with a bot's settings, judged on names only, as ``(field, message)``.
 
-    An empty provider is no problem here: the bot is simply not configured yet.
+    Whether the key variable is set on the server is not looked at: the answer must not
+    tell an owner which variables exist. An empty provider is no problem: the bot is simply
+    not configured yet.
     """
     if not provider:
         return None
     custom = agent_dir_providers(agent_dir)
     if provider not in custom and provider not in builtin_providers():
         return "provider", f"Pi has no provider {provider!r}"
-    variable = key_variable(provider, api_key_env, agent_dir)
-    if variable is None and provider not in custom:
+    source, target = key_plan(provider, api_key_env, agent_dir)
+    if source is None:
+        if provider in custom:
+            return None  # a literal key in models.json
         return "api_key_env", f"name the variable that holds the key for {provider}"
-    if variable is not None and not environ.get(variable):
-        return "api_key_env", f"no API key for {provider}: {variable} is not set on the server"
+    refused = name_problem(source)
+    if refused and not api_key_env:
+        return "api_key_env", f"name a key variable for {provider}: {refused}"
+    if refused:
+        return "api_key_env", refused
+    if target and is_server_variable(target):
+        return "provider", f"{provider} reads its key from {target}, a server setting"
     return None
+
+
+def config_problem(
+    provider: str, api_key_env: str, agent_dir: Path | None, environ=os.environ
+) -> tuple[str, str] | None:
+    """What keeps a bot on ``provider`` from answering now, as ``(field, message)``.
+
+    Checked before Pi is started: the settings' rule again (a bot set before it, or an
+    operator's changed list), then the key itself, in a sentence that names no variable.
+    """
+    problem = setting_problem(provider, api_key_env, agent_dir)
+    if problem is not None and problem[1].startswith("Pi has no provider"):
+        return problem
+    if problem is not None:  # a key refused by the rule is no key, as the thread says
+        return problem[0], f"no API key for {provider}: {problem[1]}"
+    source, _ = key_plan(provider, api_key_env, agent_dir)
+    if source is not None and not environ.get(source):
+        return "api_key_env", f"no API key for {provider}"
+    return None
+
+
+def key_environment(
+    provider: str, api_key_env: str, agent_dir: Path | None, environ=os.environ
+) -> dict[str, str]:
+    """The one variable a bot's Pi gets from the server: its key, under the name Pi reads;
+    nothing when the rule refuses the source or the server lacks it."""
+    if setting_problem(provider, api_key_env, agent_dir) is not None:
+        return {}
+    source, target = key_plan(provider, api_key_env, agent_dir)
+    if source is None or target is None or not environ.get(source):
+        return {}
+    return {target: environ[source]}

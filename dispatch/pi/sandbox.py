@@ -24,6 +24,8 @@ logger = logging.getLogger(__name__)
 BUBBLEWRAP = "bubblewrap"
 NO_ISOLATION = "none"
 
+# The agent dir's files Pi reads; anything else there stays outside the sandbox.
+AGENT_FILES = ("models.json", "settings.json", "auth.json")
 # Read-only system paths; a path that is a symlink (merged /usr) is recreated as one.
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_BIN = ("/usr/local/bin", "/usr/bin", "/bin")
@@ -58,8 +60,9 @@ def pi_argv() -> list[str]:
 
 
 def scrubbed_env(home: Path, agent_dir: Path, extra: Mapping[str, str]) -> dict[str, str]:
-    """Pi's whole environment: a fixed base plus the bot's own variables (``extra``)."""
-    env = {
+    """Pi's whole environment: the bot's own variables (``extra``, its key) and a fixed base
+    that they cannot replace."""
+    base = {
         "PATH": ":".join(dict.fromkeys([str(node_binary().parent), *SYSTEM_BIN])),
         "HOME": str(home),
         "LANG": os.environ.get("LANG") or "C.UTF-8",
@@ -68,13 +71,18 @@ def scrubbed_env(home: Path, agent_dir: Path, extra: Mapping[str, str]) -> dict[
         "PI_TELEMETRY": "0",
         "PI_SKIP_VERSION_CHECK": "1",
     }
-    env.update(extra)
-    return env
+    return {**extra, **base}
 
 
-def bubblewrap_argv(*, workspace: Path, writable: list[Path]) -> list[str]:
+def bubblewrap_argv(
+    *, workspace: Path, writable: list[Path], config_dir: Path | None = None
+) -> list[str]:
     """bwrap's arguments up to ``--``: system paths and node read-only, ``writable`` (the
-    workspace, the session dir, the agent dir) read-write, a private ``/tmp`` and PID space.
+    workspace, the session dir, the home) read-write, a private ``/tmp`` and PID space.
+
+    ``config_dir`` (the bot's agent dir) becomes a private, empty directory holding its files
+    bound read-only: Pi can't change them, yet can still create its lock directories
+    (``settings.json.lock``) beside them, which live and die with the sandbox.
 
     The network namespace stays shared: models are reached over loopback (the demo model,
     the test fake) or over the network (a real provider).
@@ -95,6 +103,11 @@ def bubblewrap_argv(*, workspace: Path, writable: list[Path]) -> list[str]:
         argv += ["--ro-bind", str(path), str(path)]
     for path in writable:
         argv += ["--bind", str(path), str(path)]
+    if config_dir is not None:
+        argv += ["--tmpfs", str(config_dir)]
+        for name in AGENT_FILES:
+            if (config_dir / name).is_file():
+                argv += ["--ro-bind", str(config_dir / name), str(config_dir / name)]
     argv += ["--chdir", str(workspace)]
     return argv + ["--"]
 

@@ -10,9 +10,10 @@ import os
 import secrets
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from dispatch.conversation import ensure_agent_dir
 from houses.membership import add_member, agent_for_user
 from houses.models import Agent, House, Membership
 from threads.lifecycle import create_thread
@@ -49,7 +50,7 @@ class Command(BaseCommand):
                 users[username] = self._person(username, env_name, f"{role} of Demo")
                 add_member(house, users[username], role)
             self._admin()
-            Agent.objects.get_or_create(
+            helper, _ = Agent.objects.get_or_create(
                 house=house,
                 kind=Agent.Kind.BOT,
                 handle="helper",
@@ -60,10 +61,20 @@ class Command(BaseCommand):
                     "instructions": "You are a helpful assistant in a shared thread.",
                 },
             )
+            self._check_key(helper)
         if not house.threads.exists():
             create_thread(house=house, title="Welcome to arbe", by=users["owner"].agent)
         self.stdout.write("Demo house ready." if created else "Demo house already seeded.")
         self.stdout.write(logins_box(self.logins, url))
+
+    def _check_key(self, bot) -> None:
+        """The key rule holds here too (the demo model's key is in models.json, so no variable
+        is needed); a provider an operator's own agent dir lacks is theirs to add."""
+        from dispatch.pi.providers import setting_problem
+
+        problem = setting_problem(bot.provider, bot.api_key_env, ensure_agent_dir())
+        if problem is not None and problem[0] == "api_key_env":
+            raise CommandError(f"@{bot.handle}: {problem[1]}")
 
     def _person(self, username: str, env_name: str, what: str):
         User = get_user_model()
