@@ -21,9 +21,8 @@ $(PY_STAMP): pyproject.toml
 	@touch $@
 
 $(NODE_STAMP): package.json package-lock.json
-	@# `npm ci` rejects this lock file: npm 11 leaves a Windows-only optional dependency
-	@# (napi-windows-process-start-time) out of it. `npm install` honours the locked versions.
-	npm install --no-audit --no-fund --loglevel=error
+	@# `npm ci` installs exactly the lock file and never rewrites it, so a fresh clone stays clean.
+	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 deps: $(PY_STAMP) $(NODE_STAMP)
