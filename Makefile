@@ -45,7 +45,7 @@ run: deps
 	@# The demo logins come last, in a box, just before the server starts.
 	$(PY) manage.py seed_demo --url http://$(HOST):$(PORT)/
 	DEBUG=$${DEBUG:-true} ARBE_INTERNAL_URL=$${ARBE_INTERNAL_URL:-http://$(HOST):$(PORT)} \
-		$(VENV)/bin/daphne -b $(HOST) -p $(PORT) arbe_site.asgi:application
+		$(PY) -m arbe_site.web -b $(HOST) -p $(PORT) arbe_site.asgi:application
 
 # The scaled configuration on this machine: PostgreSQL, Redis and the reference stream server on
 # free loopback ports, then the Procfile under honcho (2 Daphnes from PORT, 2 backstage workers).

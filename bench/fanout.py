@@ -181,10 +181,10 @@ async def run_spread(
 
 
 def start_daphne(env: dict, port: int, log: Path) -> subprocess.Popen:
-    daphne = str(Path(sys.executable).with_name("daphne"))
+    web = [sys.executable, "-m", "arbe_site.web"]  # Daphne on uvloop, as deployed
     with log.open("ab") as stderr:  # a file, not a pipe nobody drains
         return subprocess.Popen(
-            [daphne, "-b", "127.0.0.1", "-p", str(port), "arbe_site.asgi:application"],
+            [*web, "-b", "127.0.0.1", "-p", str(port), "arbe_site.asgi:application"],
             cwd=ROOT,
             env={**os.environ, **env},
             stdout=subprocess.DEVNULL,
