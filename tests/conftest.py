@@ -19,6 +19,7 @@ def pytest_configure(config):
     _redis_database_per_worker(settings)
 
 
+@pytest.hookimpl(optionalhook=True)  # the browser tests run without pytest-asyncio
 def pytest_asyncio_loop_factories(config, item):
     """Async tests run on uvloop, as Daphne (``arbe_site.web``) and the backstage worker do."""
     import uvloop
