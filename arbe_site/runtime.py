@@ -1,5 +1,6 @@
 """Process-wide runtime settings for the long-running servers (Daphne, ``serve_streams``)."""
 
+import asyncio
 import gc
 
 # Young collections every 7,000 allocations rather than 700, and the full one ten
@@ -18,6 +19,17 @@ def settle_runtime() -> None:
     skip_websocket_debug_arguments()
     gc.collect()
     gc.freeze()
+
+
+def use_uvloop() -> None:
+    """Event loops made from now on are uvloop's (libuv), where it is installed (not on
+    Windows: pyproject leaves it out). Called before a loop is made: Daphne's, in
+    ``arbe_site.web``, before ``daphne.server`` is imported; the backstage worker's."""
+    try:
+        import uvloop
+    except ImportError:
+        return
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 
 def _unformatted(*args, **kwargs) -> str:

@@ -1,7 +1,7 @@
 """Fan-out benchmark: N sockets on one thread against a live Daphne.
 
-    python -m bench.fanout [--sizes 100,1000] [--posts 20] [--write-docs]
-    python -m bench.fanout --cluster [--sizes 1000] [--posts 20] [--write-docs]
+    python -m bench.fanout [--quick] [--sizes 100,1000] [--posts 20] [--write-docs]
+    python -m bench.fanout --cluster [--quick] [--sizes 1000] [--posts 20] [--write-docs]
 
 For each N, opens N WebSockets on one thread (one person's session), then posts chat
 through the API and times POST → fragment arrival on every socket (p50/p99 over all
@@ -14,6 +14,9 @@ database and the embedded stream server, and is stopped by its PID.
 Redis, two Daphnes serving the streams themselves on the shared database, one backstage
 worker) and measures, in the same run, N sockets on one Daphne and N split over the two,
 posts always through the first: the second learns of an append by LISTEN/NOTIFY.
+
+``--quick`` is a smoke run (``make bench-smoke``): 20 sockets, 5 posts; its numbers say
+nothing about the targets.
 """
 
 import argparse
@@ -178,10 +181,10 @@ async def run_spread(
 
 
 def start_daphne(env: dict, port: int, log: Path) -> subprocess.Popen:
-    daphne = str(Path(sys.executable).with_name("daphne"))
+    web = [sys.executable, "-m", "arbe_site.web"]  # Daphne on uvloop, as deployed
     with log.open("ab") as stderr:  # a file, not a pipe nobody drains
         return subprocess.Popen(
-            [daphne, "-b", "127.0.0.1", "-p", str(port), "arbe_site.asgi:application"],
+            [*web, "-b", "127.0.0.1", "-p", str(port), "arbe_site.asgi:application"],
             cwd=ROOT,
             env={**os.environ, **env},
             stdout=subprocess.DEVNULL,
@@ -275,12 +278,15 @@ def render_cluster(results: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100,1000")
-    parser.add_argument("--posts", type=int, default=20)
+    parser.add_argument("--quick", action="store_true", help="20 sockets, 5 posts")
+    parser.add_argument("--sizes", help="sockets per run (default 100,1000)")
+    parser.add_argument("--posts", type=int, help="timed posts per run (default 20)")
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--cluster", action="store_true", help="one Daphne against two")
     parser.add_argument("--rounds", type=int, default=1, help="with --cluster: alternations")
     args = parser.parse_args(argv)
+    args.sizes = args.sizes or ("20" if args.quick else "100,1000")
+    args.posts = args.posts or (5 if args.quick else 20)
     raise_fd_limit()
     if args.cluster:
         sizes = [int(s) for s in args.sizes.split(",")]

@@ -62,10 +62,10 @@ def manage(env: dict, *args: str) -> None:
 
 
 def start_server(env: dict, port: int) -> subprocess.Popen:
-    daphne = Path(sys.executable).with_name("daphne")
+    web = [sys.executable, "-m", "arbe_site.web"]  # Daphne on uvloop, as deployed
     log = open(Path(env["ARBE_VAR_DIR"]) / "daphne.log", "wb")  # noqa: SIM115 (kept open)
     proc = subprocess.Popen(
-        [str(daphne), "-b", "127.0.0.1", "-p", str(port), "arbe_site.asgi:application"],
+        [*web, "-b", "127.0.0.1", "-p", str(port), "arbe_site.asgi:application"],
         cwd=ROOT,
         env=env,
         stdout=log,

@@ -19,6 +19,14 @@ def pytest_configure(config):
     _redis_database_per_worker(settings)
 
 
+@pytest.hookimpl(optionalhook=True)  # the browser tests run without pytest-asyncio
+def pytest_asyncio_loop_factories(config, item):
+    """Async tests run on uvloop, as Daphne (``arbe_site.web``) and the backstage worker do."""
+    import uvloop
+
+    return {"uvloop": uvloop.new_event_loop}
+
+
 def _redis_database_per_worker(settings):
     """Under pytest-xdist, each worker's channel layer on a Redis database of its own: the
     workers' test databases reuse primary keys, so their groups (``user-1``…) would meet.

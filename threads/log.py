@@ -8,10 +8,9 @@ read through this module, and this module knows nothing of writing.
 
 from __future__ import annotations
 
-import asyncio
 import threading
-import weakref
 
+from arbe_site.per_loop import per_loop
 from streams.client import (
     AsyncDurableStreamClient,
     DurableStreamClient,
@@ -82,15 +81,9 @@ def log_reader() -> LogReader:
         return _reader
 
 
-_async_readers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncLogReader] = (
-    weakref.WeakKeyDictionary()
-)
+_async_readers = per_loop(lambda: AsyncLogReader(async_service_client()))
 
 
 def async_log_reader() -> AsyncLogReader:
     """The running event loop's reader (httpx's async clients are bound to their loop)."""
-    loop = asyncio.get_running_loop()
-    reader = _async_readers.get(loop)
-    if reader is None:
-        reader = _async_readers[loop] = AsyncLogReader(async_service_client())
-    return reader
+    return _async_readers()

@@ -7,10 +7,8 @@ read does (``threads.read_watch``). The writers' proxy validates each entry agai
 the who-may-write-what table and fires the same hooks as server appends.
 """
 
-import asyncio
 import dataclasses
 import time
-import weakref
 
 import msgspec
 from asgiref.sync import sync_to_async
@@ -25,6 +23,7 @@ from arbe_site.api import (
     request_body,
 )
 from arbe_site.ids import time_ordered_id
+from arbe_site.per_loop import per_loop
 from houses.access import access_stream, access_thread
 from streams import wire
 from streams.client import AsyncDurableStreamClient, async_service_client
@@ -48,18 +47,12 @@ PASSED_HEADERS = (
 LIVE_MODES = {"long-poll", "sse"}
 MAX_BATCH = 500
 
-_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncDurableStreamClient]" = (
-    weakref.WeakKeyDictionary()
-)
+_clients = per_loop(async_service_client)
 
 
 def upstream() -> AsyncDurableStreamClient:
     """One pooled upstream client per event loop (httpx clients are loop-bound)."""
-    loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None:
-        client = _clients[loop] = async_service_client()
-    return client
+    return _clients()
 
 
 class UpstreamError(Exception):

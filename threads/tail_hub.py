@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
 
+from arbe_site.per_loop import per_loop
 from threads.current import bot_ids, entries_for_view
 from threads.fragments import Names, entry_fragments, house_names, now_panel, offset_marker
 from threads.log import async_log_reader
@@ -178,13 +178,9 @@ class TailHub:
             tail.task.cancel()
 
 
-_hubs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_hubs = per_loop(TailHub)
 
 
 def hub() -> TailHub:
     """The hub of the running event loop (Daphne has one; each async test has its own)."""
-    loop = asyncio.get_running_loop()
-    found = _hubs.get(loop)
-    if found is None:
-        found = _hubs[loop] = TailHub()
-    return found
+    return _hubs()

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from dataclasses import dataclass, field
 
 from channels.db import database_sync_to_async
 
+from arbe_site.per_loop import per_loop
 from threads.unread import watch_changes
 
 logger = logging.getLogger(__name__)
@@ -67,17 +67,7 @@ class Watching:
                         waiter.set_exception(failure)
 
 
-_by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Watching] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _watching() -> Watching:
-    loop = asyncio.get_running_loop()
-    watching = _by_loop.get(loop)
-    if watching is None:
-        watching = _by_loop[loop] = Watching()
-    return watching
+_watching = per_loop(Watching)
 
 
 async def opened(user_id: int, thread_id: str) -> None:

@@ -5,10 +5,12 @@ import shutil
 
 import pytest
 from channels.testing import ChannelsLiveServerTestCase
+from daphne.testing import DaphneProcess
 from django.conf import settings
 from django.test import Client
 from playwright.sync_api import expect
 
+from arbe_site.runtime import use_uvloop
 from tests.factories import make_bot, make_house, make_user
 from tests.peers.fake_llm import MODEL, PROVIDER, fake_llm_server
 from tests.peers.pi_home import write_pi_home
@@ -17,7 +19,17 @@ from threads.lifecycle import create_thread
 WAIT = 15_000  # ms
 
 
+class DaphneOnUvloop(DaphneProcess):
+    """The live server on uvloop, as ``arbe_site.web`` runs Daphne. Set in the forked child,
+    before Daphne makes its loop there; Playwright's loop in this process stays asyncio's."""
+
+    def run(self):
+        use_uvloop()
+        super().run()
+
+
 class LiveThreadCase(ChannelsLiveServerTestCase):
+    ProtocolServerProcess = DaphneOnUvloop
     serve_static = False  # the app serves its own static files
     fake = None
 

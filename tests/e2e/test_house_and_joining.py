@@ -7,6 +7,7 @@ from channels.testing import ChannelsLiveServerTestCase
 from django.test import Client
 from playwright.sync_api import expect
 
+from tests.e2e.live import DaphneOnUvloop
 from tests.factories import make_house, make_user
 from threads.lifecycle import create_thread
 
@@ -14,6 +15,7 @@ WAIT = 15_000  # ms
 
 
 class HouseAndJoiningTests(ChannelsLiveServerTestCase):
+    ProtocolServerProcess = DaphneOnUvloop
     serve_static = False  # the app serves its own static files
 
     @pytest.fixture(autouse=True)

@@ -9,6 +9,7 @@ from channels.testing import ChannelsLiveServerTestCase
 from django.test import Client
 from playwright.sync_api import expect
 
+from tests.e2e.live import DaphneOnUvloop
 from tests.factories import make_house, make_user
 from threads.entries import Chat
 from threads.lifecycle import create_thread, new_entry
@@ -19,6 +20,7 @@ SHOTS = os.environ.get("ARBE_SHOTS")  # a directory: save screenshots of the sea
 
 
 class SearchTests(ChannelsLiveServerTestCase):
+    ProtocolServerProcess = DaphneOnUvloop
     serve_static = False  # the app serves its own static files
 
     @pytest.fixture(autouse=True)

@@ -47,7 +47,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults.sizes import sized
-from tests.peers.cluster import BIN, ROOT, Proc
+from tests.peers.cluster import ROOT, Proc
 from tests.peers.ports import free_port
 
 ENTRIES = int(os.environ.get("ARBE_DROPS_ENTRIES", sized(10000, 1000)))  # chat + tombstones
@@ -104,7 +104,8 @@ class Single:
         }
         port = free_port()
         argv = [
-            str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "arbe_site.asgi:application",
+            sys.executable, "-m", "arbe_site.web", "-b", "127.0.0.1", "-p", str(port),
+            "arbe_site.asgi:application",
         ]  # fmt: skip
         self.web = [Proc("web1", argv, self.env, self.var_dir / "web1.log", port)]
 

@@ -236,7 +236,7 @@ class Cluster:
 
     def _daphne(self, n: int, port: int) -> Proc:
         argv = [
-            str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port),
+            sys.executable, "-m", "arbe_site.web", "-b", "127.0.0.1", "-p", str(port),
             "arbe_site.asgi:application",
         ]  # fmt: skip
         return Proc(f"web{n}", argv, dict(self.env), self.var_dir / f"web{n}.log", port)

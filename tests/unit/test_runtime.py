@@ -41,3 +41,12 @@ def test_debug_logging_keeps_its_arguments(autobahn_names):
     skip_websocket_debug_arguments()
     for module in autobahn_names:
         assert "skip_websocket_debug_arguments" in module.hltype(skip_websocket_debug_arguments)
+
+
+async def test_async_tests_run_on_uvloop():
+    """tests/conftest.py gives async tests the loop the servers run (arbe_site.web)."""
+    import asyncio
+
+    import uvloop
+
+    assert isinstance(asyncio.get_running_loop(), uvloop.Loop)

@@ -14,6 +14,7 @@ import signal
 from channels.layers import get_channel_layer
 from django.core.management.base import BaseCommand
 
+from arbe_site.runtime import use_uvloop
 from dispatch.backstage import DIRECTOR_CHANNEL, backstage
 from dispatch.runs import Claim
 
@@ -31,6 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--interval", type=float, default=SWEEP_INTERVAL_S)
 
     def handle(self, *args, once=False, interval=SWEEP_INTERVAL_S, **options):
+        use_uvloop()  # as the web processes (arbe_site.web)
         asyncio.run(self.serve(once=once, interval=interval))
 
     async def serve(self, *, once: bool, interval: float) -> None:
