@@ -22,6 +22,7 @@ from arbe_site.concurrency import in_thread
 from arbe_site.ids import time_ordered_id
 from dispatch.conversation import Conversation, load_conversation, new_messages
 from dispatch.decide import StartReply
+from dispatch.director import PASS_WINDOW
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for, spend_of
 from dispatch.pi.process import PiConfig, PiError, PiSession
 from dispatch.pi.providers import config_problem
@@ -198,6 +199,7 @@ async def _steer(convo, session, offset: str, steering: list[list[str]]) -> str:
     messages stay undecided, and the director passes over them when this reply ends, as it
     does after every reply."""
     arrived, offset = await new_messages(convo, offset)
+    arrived = arrived[-PASS_WINDOW:]  # older ones stay undecided: the director settles them
     if arrived:
         await session.steer(convo.render(arrived))
         steering.append([e.id for e in arrived])
