@@ -2,12 +2,16 @@
 another program, then a mention. The bot answers once, every entry stays small, and the
 thread comes to rest instead of staying "working" for ever."""
 
+from functools import partial
+
 import msgspec
 import pytest
 
-from threads.entries import Chat, DirectorOutcome, to_builtins
+from dispatch.backstage import backstage
+from threads.entries import Chat, DirectorOutcome, Entry, to_builtins
 from threads.lifecycle import new_entry
 from threads.models import Thread
+from threads.narration import Names, narration
 from threads.now import WAITING_SHOWN
 from threads.recency import stream_writer
 
@@ -57,3 +61,45 @@ def test_a_backlog_of_waiting_messages_does_not_wedge_the_thread(live):
     row = Thread.objects.get(pk=thread.pk)
     assert row.status != "working" and row.director_offset
     assert len(msgspec.json.encode(row.director_tail)) < SMALL
+
+
+# -- a pass that fails the same way on every retry ------------------------------------
+
+
+def test_a_refused_pass_is_recorded_once_and_the_thread_comes_to_rest(live, monkeypatch):
+    """The director as it was before its window (every waiting message in one decision)
+    over messages with the longest ids another program may choose: the store of our own
+    contract refuses the decision. The failure is recorded once, what waited is settled
+    with the reason, and the next message is answered."""
+    import dispatch.director as director
+    from threads import now as now_module
+
+    monkeypatch.setattr(now_module, "PENDING_KEPT", 10**6)
+    monkeypatch.setattr(director, "plan_pass", partial(director.plan_pass, window=10**6))
+    thread, member = live.world.thread, live.world.member.agent.id
+    batch = [
+        Entry(id=f"{n:0128d}", ts=0, authorId=member, payload=Chat(text=f"note {n}"))
+        for n in range(2_100)  # 2,100 ids of 128 characters: over 256 KiB together
+    ]
+    stream_writer().append_batch(thread.stream_name, batch)
+    live.post("@helper round 1")
+    live.settle()
+    for _ in range(2):  # later wakes (the sweep, a worker's tick) find nothing to redo
+        backstage().wake(thread.id)
+        live.settle()
+
+    failed = [e for e in live.entries() if e.type == "signal.dispatch.failed"]
+    assert len(failed) == 1 and failed[0].payload.stage == "director"
+    assert "at most 262144 bytes" in failed[0].payload.error
+    line = narration(failed[0].payload, Names())
+    assert line.startswith("The director couldn't decide: EntryError: An entry may be")
+    row = Thread.objects.get(pk=thread.pk)
+    assert row.status == "error"
+    assert row.status_message.startswith("2,101 messages were not answered: EntryError")
+    assert live.now()["now"]["waitingCount"] == 0
+
+    live.post("@helper round 2")  # what waits now is small: the bot answers it
+    live.settle()
+    answers = [e for e in live.entries() if e.type == "chat" and e.authorId == live.world.bot.id]
+    assert len(answers) == 1
+    assert Thread.objects.get(pk=thread.pk).status != "working"
