@@ -88,17 +88,18 @@ def director_pass(thread_id: str) -> StartReply | None:
     speakers = _merged(known_speakers(thread, bot_ids), speakers_of(entries, bot_ids))
     plan = plan_pass(entries, bots, speakers)
     writer = stream_writer()
-    if plan.expired is not None:
-        writer.append(thread.stream_name, new_entry(plan.expired))
-    if plan.decided is not None:
-        writer.append(thread.stream_name, new_entry(plan.decided))
+    written = []  # what this pass appended, in order
+    for payload in (plan.expired, plan.decided):
+        if payload is not None:
+            written.append(new_entry(payload))
+            writer.append(thread.stream_name, written[-1])
     if plan.start is not None:
         agent_id, entry_ids = plan.start
         return StartReply(thread.id, agent_id, entry_ids, plan.round)
     if plan.outcome is not None:
-        outcome = new_entry(plan.outcome)
-        result = writer.append(thread.stream_name, outcome)
-        _settle_offset(thread, entries, bot_ids, offset, outcome, result.next_offset, speakers)
+        written.append(new_entry(plan.outcome))
+        result = writer.append(thread.stream_name, written[-1])
+        _settle_offset(thread, entries, bot_ids, offset, written, result.next_offset, speakers)
     return None
 
 
@@ -272,15 +273,16 @@ RUN_ENTRIES = (ThreadRunState, ThreadChildFinished)
 
 
 def _settle_offset(
-    thread, entries, bot_ids, read_offset, outcome, outcome_offset, speakers
+    thread, entries, bot_ids, read_offset, written, outcome_offset, speakers
 ) -> None:
     """Move the decided offset past a quiet point, keeping what the view still needs.
 
-    Only when nothing else landed between our read and the outcome: an entry that did
-    must stay past the offset so the next pass (and /now) sees it.
+    Only when nothing but this pass's own entries (``written``, the outcome last) landed
+    after our read: an entry that did must stay past the offset so the next pass (and
+    /now) sees it.
     """
     between, _ = read_entries(thread.id, read_offset)
-    if [e.id for e in between] != [outcome.id] or not outcome_offset:
+    if [e.id for e in between] != [e.id for e in written] or not outcome_offset:
         return
     recent = {e.id for e in _since_last_person(entries, bot_ids)}
     kept = [
@@ -290,7 +292,7 @@ def _settle_offset(
         if isinstance(e.payload, RUN_ENTRIES)
         or (e.id in recent and not isinstance(e.payload, SKIPPED_IN_TAIL))
     ]
-    tail = _bounded_tail([to_builtins(e) for e in (kept + [outcome])[-TAIL_LIMIT:]])
+    tail = _bounded_tail([to_builtins(e) for e in (kept + written)[-TAIL_LIMIT:]])
     Thread.objects.filter(pk=thread.pk, director_offset=thread.director_offset).update(
         director_offset=outcome_offset, director_tail=tail, director_speakers=_stored(speakers)
     )

@@ -103,3 +103,23 @@ def test_a_refused_pass_is_recorded_once_and_the_thread_comes_to_rest(live, monk
     answers = [e for e in live.entries() if e.type == "chat" and e.authorId == live.world.bot.id]
     assert len(answers) == 1
     assert Thread.objects.get(pk=thread.pk).status != "working"
+
+
+def test_a_backlog_nobody_is_asked_about_is_settled_in_one_pass_and_the_offset_moves(live):
+    thread = live.world.thread
+    writer = stream_writer()
+    member = live.world.member.agent.id
+    writer.append_batch(
+        thread.stream_name, [new_entry(Chat(text=f"note {n}"), author=member) for n in range(300)]
+    )
+    live.post("lunch at noon?")  # mentions nobody: nobody answers
+    live.settle()
+    outcomes = [e.payload for e in live.entries() if isinstance(e.payload, DirectorOutcome)]
+    assert [o.tooOld for o in outcomes] == [301 - WAITING_SHOWN, 0]
+    row = Thread.objects.get(pk=thread.pk)
+    assert row.director_offset and row.status == "idle"  # a quiet point: the offset moved
+    assert [d["payload"]["type"] for d in row.director_tail][-2:] == [
+        "signal.thread_director.outcome",
+        "signal.thread_director.outcome",
+    ]
+    assert live.now()["now"]["waitingCount"] == 0
