@@ -179,3 +179,26 @@ def test_a_bounded_fold_resumes_like_the_whole_fold(tiny_bounds, items, split):
     whole = folded(entries)
     assert resumed.view(at) == whole.view(at)
     assert len(whole.view(at).waiting) <= 2 and len(whole.state().pending) <= 3
+
+
+def test_the_directors_cached_tail_stays_under_its_bytes_and_keeps_the_outcome():
+    from dispatch.director import TAIL_BYTES, _bounded_tail
+
+    big = [E.to_builtins(entry(E.Chat(text="x" * 20_000), n, author=PERSON)) for n in range(49)]
+    outcome = E.to_builtins(entry(E.DirectorOutcome(upTo="s48"), 49))
+    tail = _bounded_tail([*big, outcome])
+    assert tail[-1] == outcome and 1 < len(tail) < 50
+    assert len(msgspec.json.encode(tail)) <= TAIL_BYTES
+
+
+def test_a_prompt_gives_the_newest_messages_that_fit():
+    from dispatch.conversation import PROMPT_CHARS, PROMPT_MESSAGES, newest_within
+
+    many = backlog(20_000)
+    shown = newest_within(many)
+    assert shown == many[-PROMPT_MESSAGES:]
+    long = [entry(E.Chat(text="y" * 19_000), n, author=PERSON) for n in range(10)]
+    shown = newest_within(long)
+    assert shown == long[-3:] and sum(len(m.payload.text) for m in shown) <= PROMPT_CHARS
+    huge = [entry(E.Chat(text="z" * 20_000), 0, author=PERSON)]
+    assert newest_within(huge) == huge  # the newest always goes
