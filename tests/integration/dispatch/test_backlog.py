@@ -18,7 +18,7 @@ from threads.recency import stream_writer
 pytestmark = [pytest.mark.backstage, pytest.mark.django_db(transaction=True)]
 
 BACKLOG = 20_000
-BATCH = 2_500
+BATCH = 5_000
 SMALL = 64 * 1024  # far under the 256 KiB an entry may take
 
 
