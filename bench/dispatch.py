@@ -1,6 +1,10 @@
-"""Reply overhead benchmark: what arbe adds around the model, against the loopback fake.
+"""Dispatch benchmarks: reply overhead, a backlog pass, and a long conversation.
 
-    python -m bench.dispatch [--quick] [--write-docs]
+    python -m bench.dispatch [--quick] [--case overhead|backlog|conversation]... [--write-docs]
+
+``--quick`` runs every case small, in seconds (``make bench-smoke``).
+
+**overhead** — what arbe adds around the model, against the loopback fake.
 
 For each reply: time from the POST to the first ``signal.dispatch.started`` (director
 pass + start), and from the model's last token to the bot's ``chat`` entry, by stage:
@@ -16,10 +20,20 @@ pass + start), and from the model's last token to the bot's ``chat`` entry, by s
 The fake answers at once with a short text; its last token is taken when it has
 flushed the stream's last chunk. Real Pi process per reply, embedded streams, SQLite,
 the director in-process.
+
+**backlog** — a thread holding 200,000 chat entries no director pass settled (written
+straight to the stream server, as another program would), then a mention: the director
+pass's time and the size of each entry it writes.
+
+**conversation** — a one-person conversation with the demo bot (the built-in demo model,
+served by this site under uvicorn) at 100 and at 50,000 entries: POST → the reply's
+``signal.dispatch.started``, and the model's last token → the bot's ``chat`` visible, each
+for the short and the long thread in the same run, with their ratio.
 """
 
 import argparse
 import json
+import math
 import statistics
 import tempfile
 import time
@@ -97,13 +111,7 @@ def instrument(fake, clock: Clock):
 
     def timed_writer():
         writer = make_writer()
-        client_append, writer_append = writer.client.append, writer.append
-
-        async def client_timed(name, message, **options):
-            result = await client_append(name, message, **options)
-            if b'"type":"chat"' in message:
-                clock.mark("chat_visible")
-            return result
+        writer_append = writer.append
 
         async def writer_timed(name, entry, **options):
             result = await writer_append(name, entry, **options)
@@ -111,10 +119,35 @@ def instrument(fake, clock: Clock):
                 clock.mark("chat_done")
             return result
 
-        writer.client.append, writer.append = client_timed, writer_timed
+        writer.append = writer_timed
         return writer
 
     replies.async_stream_writer = timed_writer
+    mark_visible(clock)
+
+
+_visible: list[Clock] = []
+
+
+def mark_visible(clock: Clock) -> None:
+    """Mark a chat visible when the writer hands its append to the hooks: the stream has
+    it (readers can see it), the bookkeeping has not started. The writer's own seam,
+    not its client: the raw client is the writer's alone."""
+    import threads.recency as recency
+    from threads.entries import Chat
+
+    if _visible:  # installed once per process
+        _visible[:] = [clock]
+        return
+    _visible.append(clock)
+    after_append = recency.after_append
+
+    def timed_after_append(name, entries, next_offset=None):
+        if any(isinstance(e.payload, Chat) for e in entries):
+            _visible[0].mark("chat_visible")
+        return after_append(name, entries, next_offset)
+
+    recency.after_append = timed_after_append
 
 
 def pi_alone(fake, clock: Clock, replies: int) -> list[float]:
@@ -201,20 +234,19 @@ def run(replies: int) -> tuple[list[float], dict[str, list[float]], list[float],
 
 def summary(values: list[float]) -> str:
     ordered = sorted(values)
-    p90 = ordered[min(len(ordered) - 1, int(0.9 * (len(ordered) - 1)))]
+    p90 = ordered[min(len(ordered) - 1, math.ceil(0.9 * (len(ordered) - 1)))]
     return f"{statistics.median(ordered):.1f} | {p90:.1f}"
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--write-docs", action="store_true")
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="arbe-bench-dispatch-") as var_dir:
-        setup_django(var_dir)
-        to_start, stages, total, floor = run(5 if args.quick else 20)
+def ratio_row(label: str, short: list[float], long: list[float]) -> str:
+    ratio = statistics.median(long) / statistics.median(short)
+    return f"| {label} | {summary(short)} | {summary(long)} | {ratio:.2f}× |"
+
+
+def overhead_table(replies: int) -> str:
+    to_start, stages, total, floor = run(replies)
     rows = [f"| {label} | {summary(stages[until])} |" for label, _, until in STAGES]
-    table = "\n".join(
+    return "\n".join(
         [
             "| reply overhead | p50 ms | p90 ms |",
             "|---|---|---|",
@@ -224,9 +256,74 @@ def main(argv=None) -> None:
             f"| Pi alone (no arbe): last token → `message_end` | {summary(floor)} |",
         ]
     )
-    print(table)
-    if args.write_docs:
-        write_section("dispatch", "Reply overhead (`python -m bench.dispatch`)", table)
+
+
+def backlog_table(size: int) -> str:
+    from bench.long_threads import backlog_case
+
+    found = backlog_case(size)
+    sizes = ", ".join(f"`{kind}` {n:,} B" for kind, n in found["sizes"].items())
+    return "\n".join(
+        [
+            "| backlog (unsettled chat) | director pass ms | entries it wrote | reply takes in |",
+            "|---|---|---|---|",
+            f"| {found['size']:,} + a mention | {found['ms']:.0f} | {sizes} | "
+            f"{found['takes_in']} messages |",
+        ]
+    )
+
+
+def conversation_table(sizes: tuple[int, int], replies: int) -> str:
+    from bench.long_threads import conversation_case
+
+    clock = Clock()
+    mark_visible(clock)
+    found = conversation_case(sizes, replies, clock)
+    short, long = (found[n] for n in sizes)
+    rows = [
+        ("POST → `signal.dispatch.started`", "to_start"),
+        ("the director's pass that started it", "pass"),
+        ("**model's last token → bot's `chat` visible**", "to_chat"),
+        ("POST → the model asked (reply loads the thread, starts Pi)", "to_model"),
+    ]
+    return "\n".join(
+        [
+            f"| one person and the demo bot | {sizes[0]:,} entries: p50 ms | p90 ms "
+            f"| {sizes[1]:,} entries: p50 ms | p90 ms | long / short (p50) |",
+            "|---|---|---|---|---|---|",
+            *(ratio_row(label, short[key], long[key]) for label, key in rows),
+        ]
+    )
+
+
+CASES = ("overhead", "backlog", "conversation")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="every case small: seconds")
+    parser.add_argument("--case", action="append", choices=CASES, help="default: all")
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args(argv)
+    cases = args.case or CASES
+    tables = []
+    with tempfile.TemporaryDirectory(prefix="arbe-bench-dispatch-") as var_dir:
+        setup_django(var_dir)
+        if "overhead" in cases:
+            table = overhead_table(1 if args.quick else 20)
+            tables.append(("dispatch", "Reply overhead (`python -m bench.dispatch`)", table))
+        if "backlog" in cases:
+            table = backlog_table(20_000 if args.quick else 200_000)
+            tables.append(("dispatch-backlog", "A backlog pass (`--case backlog`)", table))
+        if "conversation" in cases:
+            sizes = (100, 2_000) if args.quick else (100, 50_000)
+            table = conversation_table(sizes, 1 if args.quick else 7)
+            title = "A long one-person conversation (`--case conversation`)"
+            tables.append(("dispatch-conversation", title, table))
+    for key, title, table in tables:
+        print(f"{title}\n{table}\n")
+        if args.write_docs:
+            write_section(key, title, table)
 
 
 if __name__ == "__main__":

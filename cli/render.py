@@ -79,8 +79,8 @@ def now_lines(answer, names: Names) -> list[str]:
         child = f" in {run.childThreadId}" if run.childThreadId else ""
         doing = f" · {run.phase} (round {run.round})" if run.phase else ""
         lines.append(f"  run @{names.of(run.agentId).handle}: {run.state}{doing}{child}")
-    if now.waiting or now.taken:
-        lines.append(f"  messages waiting: {len(now.waiting)} · taken: {len(now.taken)}")
+    if now.waitingCount or now.taken:
+        lines.append(f"  messages waiting: {now.waitingCount:,} · taken: {len(now.taken)}")
     if now.owed:
         lines.append("  still owed: " + ", ".join(f"@{names.of(a).handle}" for a in now.owed))
     if now.silence:

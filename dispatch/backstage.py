@@ -328,6 +328,10 @@ def _record_director_failure(thread_id: str, exc: Exception) -> None:
     error = scrub(f"{type(exc).__name__}: {exc}")[:500] or type(exc).__name__
     failure = DispatchFailed(stage="director", error=error)
     stream_writer().append(stream_name_for(thread_id), new_entry(failure))
+    from dispatch.director import give_up, refused
+
+    if refused(exc):  # it would fail the same way on every wake: settle, don't loop
+        give_up(thread_id, error)
 
 
 _backstage = Backstage()

@@ -5,6 +5,10 @@ messages the bot hasn't seen. A tombstone must keep a deleted message from the
 model on later turns, and Pi's session file can't forget: when a message the bot
 was handed is deleted, the reply starts a fresh session generation seeded with
 the projected history, which no longer holds it.
+
+A prompt is bounded whatever the thread holds: the history and the new messages each
+give the newest messages that fit ``PROMPT_MESSAGES`` and ``PROMPT_CHARS``, and say how
+many earlier ones they leave out.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ from threads.projection import chat_projection
 from threads.reading import read_entries
 from threads.unreadable import readable
 
+PROMPT_MESSAGES = 200  # messages in the history, or in the new messages, at most
+PROMPT_CHARS = 60_000  # and their text, at most (the newest message always goes)
+
 
 @dataclass
 class Conversation:
@@ -45,13 +52,31 @@ class Conversation:
     names: dict[str, str] = field(default_factory=dict)
 
     def render(self, messages: list[Entry]) -> str:
-        """Messages as "[Name]: text" paragraphs; the bot's own are labelled as its own."""
-        return "\n\n".join(f"[{self.speaker(m)}]: {m.payload.text}" for m in messages)
+        """Messages as "[Name]: text" paragraphs; the bot's own are labelled as its own.
+
+        Only the newest that fit the prompt's bounds; a line says how many are left out."""
+        shown = newest_within(messages)
+        lines = [f"[{self.speaker(m)}]: {m.payload.text}" for m in shown]
+        if len(shown) < len(messages):
+            left = len(messages) - len(shown)
+            lines.insert(0, f"({left:,} earlier message{'s' if left != 1 else ''} not shown.)")
+        return "\n\n".join(lines)
 
     def speaker(self, message: Entry) -> str:
         if message.authorId == self.bot.id:
             return f"you, @{self.bot.handle}"
         return self.names.get(message.authorId or "", "someone")
+
+
+def newest_within(messages: list[Entry]) -> list[Entry]:
+    """The newest of ``messages`` within ``PROMPT_MESSAGES`` and ``PROMPT_CHARS``."""
+    kept, chars = [], 0
+    for message in reversed(messages[-PROMPT_MESSAGES:]):
+        chars += len(message.payload.text)
+        if kept and chars > PROMPT_CHARS:
+            break
+        kept.append(message)
+    return kept[::-1]
 
 
 def ensure_agent_dir() -> Path:

@@ -70,6 +70,14 @@ class Speakers:
         return None
 
 
+NAMED = 5  # handles a reason names; a reason is one short line whatever a message mentions
+
+
+def handles(bots: list[BotInfo]) -> str:
+    names = ", ".join(f"@{b.handle}" for b in bots[:NAMED])
+    return f"{names} and {len(bots) - NAMED} more" if len(bots) > NAMED else names
+
+
 def mentions(text: str) -> list[str]:
     seen: list[str] = []
     for handle in MENTION.findall(text.lower()):
@@ -115,13 +123,11 @@ def decide(
                 target.append(bot)
     if not picked:
         if retired:
-            names = ", ".join(f"@{b.handle}" for b in retired)
-            return Decision(reason=f"{names} is no longer in this house.")
+            return Decision(reason=f"{handles(retired)} is no longer in this house.")
         return Decision()
     if bot_chain >= MAX_BOT_CHAIN and all(m.authorId in by_id for m in messages):
         return Decision(reason=BOT_CHAIN)
     unconfigured = [b for b in picked if not b.configured]
     if unconfigured:
-        names = ", ".join(f"@{b.handle}" for b in unconfigured)
-        return Decision(reason=f"{names} has no model configured.", blocked=True)
+        return Decision(reason=f"{handles(unconfigured)} has no model configured.", blocked=True)
     return Decision(picked=[b.id for b in picked])

@@ -22,6 +22,7 @@ from arbe_site.concurrency import in_thread
 from arbe_site.ids import time_ordered_id
 from dispatch.conversation import Conversation, load_conversation, new_messages
 from dispatch.decide import StartReply
+from dispatch.director import PASS_WINDOW
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for, spend_of
 from dispatch.pi.process import PiConfig, PiError, PiSession
 from dispatch.pi.providers import config_problem
@@ -39,6 +40,7 @@ from threads.entries import (
 )
 from threads.failures import is_config_error, scrub
 from threads.lifecycle import new_entry
+from threads.models import stream_name_for
 from threads.now import add_spend
 from threads.recency import async_stream_writer
 
@@ -57,17 +59,27 @@ class Attempt:
 
 async def run_reply(start: StartReply) -> None:
 
-    convo: Conversation = await in_thread(load_conversation, start)
     writer = async_stream_writer()
     dispatch_id = time_ordered_id("d_")
     try:
         started = DispatchStarted(
             dispatchId=dispatch_id,
-            agentId=convo.bot.id,
+            agentId=start.agent_id,
             entryIds=start.entry_ids,
             round=start.round,
         )
-        await writer.append(convo.stream, new_entry(started, author=convo.bot.id))
+        # Started first: the thread shows the bot at work while its conversation loads
+        # (which reads the thread), and a load that fails ends this reply in the log.
+        stream = stream_name_for(start.thread_id)
+        await writer.append(stream, new_entry(started, author=start.agent_id))
+        try:
+            convo: Conversation = await in_thread(load_conversation, start)
+        except Exception as exc:
+            logger.exception("loading the conversation for %s failed", start.thread_id)
+            error = scrub(f"{type(exc).__name__}: {exc}")[:500] or type(exc).__name__
+            failed = DispatchFailed(stage="spawn", error=error, dispatchId=dispatch_id)
+            await writer.append(stream, new_entry(failed, author=start.agent_id))
+            return
         problem = config_problem(convo.bot.provider, convo.bot.api_key_env, convo.agent_dir)
         if problem is not None:  # no process to start: say what an owner has to fix
             failed = DispatchFailed(stage="spawn", error=problem[1], dispatchId=dispatch_id)
@@ -198,6 +210,7 @@ async def _steer(convo, session, offset: str, steering: list[list[str]]) -> str:
     messages stay undecided, and the director passes over them when this reply ends, as it
     does after every reply."""
     arrived, offset = await new_messages(convo, offset)
+    arrived = arrived[-PASS_WINDOW:]  # older ones stay undecided: the director settles them
     if arrived:
         await session.steer(convo.render(arrived))
         steering.append([e.id for e in arrived])

@@ -89,6 +89,7 @@ class ThreadAdmin(admin.ModelAdmin):
         "run_offset",
         "director_offset",
         "director_tail",
+        "director_speakers",
         "raw_entries",
     ]
     # The status record and the chat cache are folds of the log: read here, written only by
@@ -115,7 +116,7 @@ class ThreadAdmin(admin.ModelAdmin):
             "Director and runs",
             {
                 "classes": ["collapse"],
-                "fields": ["director_offset", "director_tail", "run_offset"],
+                "fields": ["director_offset", "director_tail", "director_speakers", "run_offset"],
             },
         ),
     ]

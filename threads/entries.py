@@ -176,12 +176,15 @@ class DirectorOutcome(Payload, tag="signal.thread_director.outcome"):
     """How a pass ended; ``picked`` empty means nobody speaks, and ``reason`` says why.
 
     ``blocked`` marks a reason only a person can clear (a mentioned bot isn't configured).
+    ``tooOld`` (a count) marks a backlog settled unanswered: the waiting messages up to
+    ``upTo`` were older than the window a pass decides over; the pass goes on over the rest.
     """
 
     upTo: Id
     picked: list[Id] = msgspec.field(default_factory=list)
     reason: Line | None = None
     blocked: bool = False
+    tooOld: Annotated[int, Meta(ge=0)] = 0
 
 
 class DispatchStarted(Payload, tag="signal.dispatch.started"):

@@ -61,6 +61,10 @@ class Thread(models.Model):
     # of entries that must outlive that offset (owed replies, the last reason).
     director_offset = models.CharField(max_length=256, blank=True)
     director_tail = models.JSONField(default=list, blank=True)
+    # Who had spoken up to the decided offset (chat authors, at most two people and two
+    # bots: the conversation rule needs no more), so a pass reads only the tail. None:
+    # not kept yet (a pass reads the whole log once).
+    director_speakers = models.JSONField(null=True, blank=True, default=None)
 
     # Chat, for lists and unread counts (``threads.unread``): a cache of the log, repairable.
     # ``chat_seq`` counts the stream's chat entries in log order (tombstoned ones included),

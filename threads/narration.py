@@ -34,6 +34,13 @@ CONFIG_HINT = "an owner can fix it on the members page"
 LEGACY_NO_MENTION = "No bot was mentioned."
 
 
+def too_old(count: int) -> str:
+    """The line for a backlog settled unanswered (``DirectorOutcome.tooOld``)."""
+    if count == 1:
+        return "1 older message was not answered: too old."
+    return f"{count:,} older messages were not answered: too old."
+
+
 def narration(p, names: Names, author: str | None = None) -> str | None:
     """A short line for a signal, or None for signals the panel alone shows.
 
@@ -59,12 +66,16 @@ def narration(p, names: Names, author: str | None = None) -> str | None:
             return ("Run finished: " if ok else "Run failed: ") + report[:500]
         case E.DirectorOutcome(reason=reason) if reason == LEGACY_NO_MENTION:
             return None  # older threads said so after every ordinary message
+        case E.DirectorOutcome(picked=[], tooOld=count) if count:
+            return too_old(count)
         case E.DirectorOutcome(picked=[], reason=reason) if reason:
             return f"Nobody speaks: {reason}"
         case E.DispatchSteered(entryIds=ids):
             return f"The reply took in {len(ids)} new message(s)."
         case E.DispatchFinished(spend=spend):
             return f"Reply finished · {spend.totalTokens} tokens · ${spend.costUsd:.4f}"
+        case E.DispatchFailed(stage="director", error=error):
+            return f"The director couldn't decide: {short_reason(error)}"
         case E.DispatchFailed(error=error, final=True):
             who = f"@{names.of(author).handle}" if author in names else "The reply"
             hint = f"; {CONFIG_HINT}" if is_config_error(error) else ""

@@ -10,6 +10,11 @@ Waiting follows the director: a message stays waiting until a director pass
 over it ends with nobody picked (``signal.thread_director.outcome`` with an
 empty ``picked``); a pick alone doesn't settle it. ``derive_thread_status``
 turns the view into the thread's status record (``threads.status_rules``).
+
+The fold stays bounded whatever the backlog: it keeps the newest ``PENDING_KEPT``
+unsettled messages (older ones are only counted), the places of the newest
+``SEEN_KEPT`` settled ones (an outcome's ``upTo`` names one), and the view lists the
+newest ``WAITING_SHOWN`` waiting ids with ``waitingCount`` counting them all.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from threads import entries as E
 from threads.failures import short_reason
 
 LIVE_RUN_STATES = ("claimed", "running")
+WAITING_SHOWN = 100  # waiting ids a view lists (the newest): what a director pass decides over
+PENDING_KEPT = 500  # unsettled chat the fold keeps by id; older ones are only counted
+SEEN_KEPT = 200  # settled chat whose place the fold remembers, for an outcome's ``upTo``
 
 
 class ToolCall(msgspec.Struct, frozen=True):
@@ -72,10 +80,11 @@ class ThreadNow(msgspec.Struct):
     reply: Reply | None = None
     runs: list[Run] = msgspec.field(default_factory=list)
     toolCalls: list[ToolCall] = msgspec.field(default_factory=list)
-    waiting: list[str] = msgspec.field(default_factory=list)
+    waiting: list[str] = msgspec.field(default_factory=list)  # the newest WAITING_SHOWN
     taken: list[str] = msgspec.field(default_factory=list)
     owed: list[str] = msgspec.field(default_factory=list)
     spend: E.Spend = msgspec.field(default_factory=E.Spend)
+    waitingCount: int = 0  # every waiting message, listed or not
     silence: str | None = None
     blocked: bool = False
     failedAttempts: int = 0
@@ -85,11 +94,15 @@ class ThreadNow(msgspec.Struct):
 
 
 class FoldState(msgspec.Struct):
-    """What a view leaves out that the fold needs to go on from it: the chat the fold met,
-    in order (settling "up to" an id needs the order), and the chat not yet settled."""
+    """What a view leaves out that the fold needs to go on from it: the chat the fold
+    remembers, in order (settling "up to" an id needs the order), the chat not yet settled,
+    and how many unsettled ones fell out of ``pending`` (``older``, the newest being
+    ``olderLast``). Bounded: about ``SEEN_KEPT + PENDING_KEPT`` ids."""
 
     seen: list[str] = msgspec.field(default_factory=list)
     pending: list[str] = msgspec.field(default_factory=list)
+    older: int = 0
+    olderLast: str | None = None
 
 
 class NowFold:
@@ -105,7 +118,10 @@ class NowFold:
         # a message waiting for anyone.
         self.run = run
         self.seen: dict[str, int] = {}  # chat id -> its place, for settling "up to" an id
-        self.pending: list[str] = []  # chat not yet settled by a nobody-picked pass (small)
+        self.places = 0  # the next chat's place
+        self.pending: list[str] = []  # chat not yet settled by a nobody-picked pass (newest)
+        self.older = 0  # unsettled chat that fell out of ``pending``: all older than it
+        self.older_last: str | None = None  # the newest of those (its place stays in ``seen``)
         self.taken: list[str] = []
         self.owed: list[str] = []
         self.reply: Reply | None = None
@@ -125,7 +141,10 @@ class NowFold:
     ) -> NowFold:
         fold = cls(bots=bots, run=run)
         fold.seen = {chat_id: n for n, chat_id in enumerate(state.seen)}
+        fold.places = len(fold.seen)
         fold.pending = [i for i in state.pending if i in fold.seen]
+        fold.older = state.older
+        fold.older_last = state.olderLast if state.olderLast in fold.seen else None
         fold.taken = list(view.taken)
         fold.owed = list(view.owed)
         fold.reply = msgspec.structs.replace(view.reply) if view.reply else None
@@ -139,7 +158,19 @@ class NowFold:
         return fold
 
     def state(self) -> FoldState:
-        return FoldState(seen=list(self.seen), pending=list(self.pending))
+        return FoldState(
+            seen=list(self.seen),
+            pending=list(self.pending),
+            older=self.older,
+            olderLast=self.older_last,
+        )
+
+    def waiting_ids(self) -> list[str]:
+        """Every waiting id the fold keeps, oldest first (at most ``PENDING_KEPT``); the
+        ``older`` ones before them have no ids here."""
+        in_reply = set(self.reply.entryIds) if self.reply else set()
+        taken = set(self.taken)
+        return [i for i in self.pending if i not in in_reply and i not in taken]
 
     def apply(self, entry: E.Entry) -> None:
         if entry.id in self.ids:  # the first entry of an id wins
@@ -155,13 +186,13 @@ class NowFold:
                 run.lastTs = max(run.lastTs, entry.ts)
 
     def view(self, now_ms: int = 0) -> ThreadNow:
-        in_reply = set(self.reply.entryIds) if self.reply else set()
-        taken = set(self.taken)
+        waiting = self.waiting_ids()
         return ThreadNow(
             reply=msgspec.structs.replace(self.reply) if self.reply else None,
             runs=[msgspec.structs.replace(r) for r in self.runs.values()],
             toolCalls=list(self.tool_calls.values()),
-            waiting=[i for i in self.pending if i not in in_reply and i not in taken],
+            waiting=waiting[-WAITING_SHOWN:],
+            waitingCount=len(waiting) + self.older,
             taken=list(self.taken),
             owed=list(self.owed),
             spend=self.spend,
@@ -176,9 +207,16 @@ class NowFold:
     # -- entries ---------------------------------------------------------------------
 
     def _chat(self, entry: E.Entry, payload: E.Chat) -> None:
-        self.seen[entry.id] = len(self.seen)
+        self.seen[entry.id] = self.places
+        self.places += 1
         if not self.run:
             self.pending.append(entry.id)
+            if len(self.pending) > PENDING_KEPT:
+                # A backlog: the oldest unsettled message is only counted from here on.
+                self.older_last = self.pending.pop(0)
+                self.older += 1
+        if len(self.seen) > 2 * (SEEN_KEPT + PENDING_KEPT):
+            self._forget()
         self.silence, self.blocked = None, False
         if entry.authorId not in self.bot_ids:
             # A person's message starts a new exchange: bots' results no longer stand.
@@ -222,15 +260,34 @@ class NowFold:
     def _outcome(self, entry: E.Entry, payload: E.DirectorOutcome) -> None:
         if payload.picked:
             return
+        if payload.tooOld:
+            # Only the backlog before the pass's window: the pass goes on over the rest.
+            if payload.upTo in self.seen:
+                self._settle(payload.upTo)
+            return
         self._settle(payload.upTo)
         self.owed.clear()
         self.silence, self.blocked = payload.reason, payload.blocked
 
     def _settle(self, up_to: str) -> None:
         # A pass "up to" an entry that isn't chat settles everything it had seen.
-        last = self.seen.get(up_to, len(self.seen) - 1)
+        last = self.seen.get(up_to, self.places - 1)
         self.pending = [i for i in self.pending if self.seen[i] > last]
         self.taken = [i for i in self.taken if i in self.seen and self.seen[i] > last]
+        if self.older_last is not None and self.seen[self.older_last] <= last:
+            self.older, self.older_last = 0, None
+
+    def _forget(self) -> None:
+        """Drop the places of settled chat but the newest ``SEEN_KEPT`` (deterministic in
+        what the fold holds, so a resumed fold forgets exactly what the whole one does)."""
+        keep = set(self.pending) | set(self.taken)
+        if self.older_last is not None:
+            keep.add(self.older_last)
+        if self.reply is not None:
+            keep.update(self.reply.entryIds)
+        settled = [i for i in self.seen if i not in keep]
+        gone = set(settled[: max(0, len(settled) - SEEN_KEPT)])
+        self.seen = {i: n for i, n in self.seen.items() if i not in gone}
 
     def _started(self, entry: E.Entry, payload: E.DispatchStarted) -> None:
         self.reply = Reply(

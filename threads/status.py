@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import msgspec
 
-from threads.now import LIVE_RUN_STATES, ThreadNow
+from threads.now import LIVE_RUN_STATES, WAITING_SHOWN, ThreadNow
 from threads.states import RANK as STATUS_RANK
 from threads.states import State as Status
 
@@ -71,7 +71,7 @@ def derive_thread_status(now: ThreadNow, *, thread_id: str = "") -> ThreadStatus
 def _thread_record(now: ThreadNow, thread_id: str, live: bool) -> Record:
     if now.blocked:
         return Record("thread", thread_id, Status.BLOCKED, now.silence or "Needs a person.")
-    busy = now.reply is not None or now.waiting or now.owed or now.taken
+    busy = now.reply is not None or now.waitingCount or now.owed or now.taken
     if busy and live:
         return Record("thread", thread_id, Status.WORKING, _working_message(now))
     if now.failedAttempts:
@@ -87,7 +87,15 @@ def _working_message(now: ThreadNow) -> str:
         return f"{reply.agentId} is {reply.phase} (round {reply.round})"
     if now.owed:
         return f"{len(now.owed)} bot(s) owe a reply"
-    return f"{len(now.waiting)} message(s) waiting"
+    return waiting_message(now.waitingCount)
+
+
+def waiting_message(count: int) -> str:
+    """What happens to waiting messages: the next director pass decides who answers them,
+    the newest ``WAITING_SHOWN`` at most (older ones are settled unanswered: too old)."""
+    if count > WAITING_SHOWN:
+        return f"Deciding who answers the newest {WAITING_SHOWN} of {count:,} waiting messages."
+    return f"Deciding who answers {count} message{'s' if count != 1 else ''}."
 
 
 def _bot_message(state: str) -> str:

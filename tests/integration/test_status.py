@@ -43,7 +43,7 @@ def test_a_post_moves_the_stored_status_and_the_rev(world):
     post(world.client_for(world.member), world.thread, "@helper hi")
     after = row(world.thread)
     assert (after.status, after.status_rev) == ("working", before.status_rev + 1)
-    assert "waiting" in after.status_message
+    assert after.status_message == "Deciding who answers 1 message."
 
 
 def test_tool_calls_and_assistant_text_do_not_trigger_tracking(world):

@@ -132,3 +132,13 @@ def test_bots_stop_talking_among_themselves_after_a_while():
     d = decide([message], BOTS, bot_chain=MAX_BOT_CHAIN)
     assert (d.picked, d.reason) == ([], BOT_CHAIN)
     assert decide([chat("@coder go on")], BOTS).picked == ["ag_coder"]
+
+
+def test_a_reason_stays_one_short_line_however_many_bots_a_message_names():
+    retired = [
+        BotInfo(f"ag_r{i}", f"retired-bot-number-{i:03d}", True, active=False) for i in range(90)
+    ]
+    text = " ".join(f"@{b.handle}" for b in retired)
+    d = decide([chat(text)], retired)
+    assert d.reason.endswith("and 85 more is no longer in this house.")
+    assert len(d.reason) < 300

@@ -48,7 +48,8 @@ action = st.one_of(
 
 
 class World:
-    def __init__(self, involvement_a: str):
+    def __init__(self, involvement_a: str, window: int = 100):
+        self.window = window
         self.bots = [
             BotInfo(BOT_A, "a", True, involvement_a),
             BotInfo(BOT_B, "b", True, MENTIONS),
@@ -101,7 +102,10 @@ class World:
     def director_pass(self) -> None:
         if self.reply is not None:
             return
-        plan = plan_pass(self.entries, self.bots, speakers_of(self.entries, self.bot_ids))
+        speakers = speakers_of(self.entries, self.bot_ids)
+        plan = plan_pass(self.entries, self.bots, speakers, window=self.window)
+        if plan.expired is not None:
+            self.add(plan.expired)
         if plan.decided is not None:
             self.add(plan.decided)
         if plan.start is not None:
@@ -195,6 +199,25 @@ def test_generated_threads_keep_the_dispatch_invariants(actions, involvement):
     world.check_answers()
     now = world.fold.view()
     assert now.reply is None and now.owed == [] and now.waiting == []
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(action, max_size=40), st.sampled_from([MENTIONS, EVERYTHING]), st.integers(1, 3))
+def test_a_small_window_keeps_the_invariants_and_bounds_what_a_pass_takes(
+    actions, involvement, window
+):
+    """A pass decides over the newest ``window`` waiting messages and settles older ones
+    unanswered: nothing is answered twice, nothing waits for ever, nothing grows."""
+    world = World(involvement, window=window)
+    for act in actions:
+        world.step(act)
+    world.settle()
+    world.check_answers()
+    for e in world.entries:
+        if isinstance(e.payload, E.DirectorDecided | E.DispatchStarted):
+            assert len(e.payload.entryIds) <= window
+    now = world.fold.view()
+    assert now.reply is None and now.owed == [] and now.waiting == [] and now.waitingCount == 0
 
 
 def test_a_steered_message_is_not_answered_again_after_its_reply():

@@ -20,7 +20,7 @@ async def test_a_status_change_moves_the_row_to_the_top_with_its_badge(world):
     assert 'hx-swap-oob="delete"' in text
     assert 'hx-swap-oob="afterbegin:#threads"' in text
     assert "status-working" in text
-    assert "1 message(s) waiting" in text
+    assert "Deciding who answers 1 message." in text
     await socket.disconnect()
 
 
