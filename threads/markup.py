@@ -35,7 +35,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 
-from threads.markup_rules import autolinks, mentions, offsite_images, table_align
+from threads.markup_rules import autolinks, mentions, offsite_images, table_align, unsafe_links
 
 logger = logging.getLogger(__name__)
 
@@ -128,10 +128,14 @@ def _parser() -> MarkdownIt:
     # first (a container at MAX_DEPTH), so nothing written is lost.
     md = MarkdownIt("commonmark", {"html": False, "breaks": True, "maxNesting": MAX_DEPTH + 1})
     md.enable(["table", "strikethrough"])
+    # Every link is made, whatever its scheme, so "[bad](javascript:…)" still reads "bad":
+    # unsafe_links (after images became links) takes the href of what isn't allowed.
+    md.validateLink = lambda url: True
     md.core.ruler.before("inline", "budget", budget)
     md.core.ruler.at("inline", inline)
     md.core.ruler.push("autolinks", autolinks)
     md.core.ruler.push("offsite_images", offsite_images)
+    md.core.ruler.push("unsafe_links", unsafe_links)
     md.core.ruler.push("mentions", mentions)
     md.core.ruler.push("table_align", table_align)
     return md
@@ -198,6 +202,9 @@ def render(text: str, handles: Mapping[str, str], limit_ns: int | None = None) -
     except Overtime:
         spent = (time.thread_time_ns() - start) // 1_000_000
         logger.warning("chat render over its limit (%d ms CPU, %d chars)", spent, len(text))
+        return plain_html(text)
+    except Exception:  # noqa: BLE001 - a parser bug must not hide what was written
+        logger.exception("chat render failed (%d chars); shown as plain text", len(text))
         return plain_html(text)
     return CLEANER.clean(html)
 

@@ -27,6 +27,9 @@ URL = r"(?<![\w/.@:+-])(?:https?://|www\.)[\w\[][^\s<>\"'`]*"
 EMAIL = r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+"
 LINKABLE = re.compile(f"(?P<url>{URL})|(?P<email>{EMAIL})", re.IGNORECASE)
 TRAILING = set(".,:;!?*_~'\"")
+# A link keeps its href only with one of these schemes, or none (a path on this site).
+SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*):", re.IGNORECASE)
+ALLOWED_SCHEMES = {"http", "https", "mailto"}
 
 
 def _text(content: str) -> Token:
@@ -89,7 +92,7 @@ def autolinks(state: StateCore) -> None:
         # markdown-it's normalizeLink parses the URL and punycodes its host (10 µs a link);
         # percent-encoding is all an ASCII one needs.
         href = mdurl.encode(href) if href.isascii() else md.normalizeLink(href)
-        return _link({"href": href}, typed) if md.validateLink(href) else None
+        return _link({"href": href}, typed) if allowed_url(href) else None
 
     # Every URL and address this links has a dot.
     _rewrite_text(state, ".", lambda text: _split(text, LINKABLE, link))
@@ -146,6 +149,20 @@ def offsite_images(state: StateCore) -> None:
 def _same_site(src: str) -> bool:
     # The parser percent-encodes ("/\host" arrives as "/%5Chost"): judge both forms.
     return bool(SAME_SITE_PATH.match(src) and SAME_SITE_PATH.match(unquote(src)))
+
+
+def allowed_url(url: str) -> bool:
+    scheme = SCHEME.match(url)
+    return scheme is None or scheme.group(1).lower() in ALLOWED_SCHEMES
+
+
+def unsafe_links(state: StateCore) -> None:
+    """A link to any other scheme (``javascript:``, ``data:``, …) keeps its text and loses its
+    href. This is the rule; nh3's scheme list is the backstop."""
+    for block in _inline_blocks(state):
+        for token in block.children:
+            if token.type == "link_open" and not allowed_url(str(token.attrGet("href") or "")):
+                del token.attrs["href"]
 
 
 def table_align(state: StateCore) -> None:

@@ -116,3 +116,12 @@ def test_tables_and_fenced_code():
     html = chat_html("| a | b |\n|---|--:|\n| 1 | 2 |\n\n```py\nx = '<b>'\n```")
     assert '<td align="right">2</td>' in html
     assert "<pre><code class=\"language-py\">x = '&lt;b&gt;'\n</code></pre>" in html
+
+
+def test_a_parser_failure_shows_the_message_as_plain_text(monkeypatch, caplog):
+    def broken(*_args, **_kwargs):
+        raise RecursionError("deep")
+
+    monkeypatch.setattr(markup.MD, "parse", broken)
+    assert markup.render("**still here**", {}) == plain_html("**still here**")
+    assert "chat render failed" in caplog.text
