@@ -186,6 +186,8 @@ def render(text: str, handles: Mapping[str, str], limit_ns: int | None = None) -
     """Render now, uncached: Markdown, or plain text when refused or past ``limit_ns`` of
     this thread's CPU time (default :data:`RENDER_LIMIT_NS`)."""
     start = time.thread_time_ns()
+    # The parser reads "\r" and "\r\n" as line ends too: count lines as it will see them.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     limit = RENDER_LIMIT_NS if limit_ns is None else limit_ns
     env = {"handles": handles, "deadline": start + limit}
     try:

@@ -21,7 +21,8 @@ BUDGET_NS = 50_000_000  # 50 ms of this thread's CPU for one message
 # What the quadratic and deep paths of Markdown parsers feed on.
 PIECES = [
     "[", "![", "](", "[](", "[a](", "]", "(", ")", ">", "> ", "*", "**a", "_", "a_", "`", "``a",
-    "<", "<a", "- ", "  - ", "1. ", "\n", "\n\n", "|", "|-", "~~", "#", "\\", "&#", "&amp;",
+    "<", "<a", "- ", "  - ", "1. ", "\n", "\n\n", "\r", "- x\r", "|", "|-", "~~", "#", "\\", "&#",
+    "&amp;",
     "www.", "www.a ", "http://a.b/", "a@b.co ", "@mia ", "@helper", ":", ".", "a", " ", '"', "'",
 ]  # fmt: skip
 
@@ -66,6 +67,7 @@ def cpu_ns(text: str) -> int:
 @example(at_the_limit("a.co "))
 @example(at_the_limit("www.x "))
 @example(at_the_limit("- x\n"))
+@example(at_the_limit("- x\r"))
 @example(at_the_limit("|x" * 60 + "|\n"))
 def test_hostile_text_renders_within_budget(text):
     spent = cpu_ns(text)
@@ -77,6 +79,7 @@ def test_refused_shapes_show_as_plain_text_with_their_line_breaks():
     html = chat_html(text)
     assert html == plain_html(text)
     assert html.count("<br>") == 2 and "&lt;b&gt;" in html and "<b>" not in html
+    assert chat_html("a\r" * 400).count("<br>") == 400  # "\r" ends a line for the parser too
 
 
 def test_a_render_past_its_limit_is_plain_text_and_cached(monkeypatch):
