@@ -108,19 +108,6 @@ def test_ordinary_long_chat_still_gets_markdown():
     assert '<th align="left">step</th>' in html and "<del>" not in html and "<s>old</s>" in html
 
 
-def test_bare_links_keep_their_parentheses_and_leave_the_sentence_punctuation():
-    html = chat_html("(see https://en.example.org/wiki/A_(b), or www.example.org.) notes.md")
-    assert '<a href="https://en.example.org/wiki/A_(b)" rel' in html
-    assert '<a href="http://www.example.org" rel' in html
-    assert "notes.md</p>" in html  # a bare file name is not a link
-
-
-def test_tables_and_fenced_code():
-    html = chat_html("| a | b |\n|---|--:|\n| 1 | 2 |\n\n```py\nx = '<b>'\n```")
-    assert '<td align="right">2</td>' in html
-    assert "<pre><code class=\"language-py\">x = '&lt;b&gt;'\n</code></pre>" in html
-
-
 def test_a_parser_failure_shows_the_message_as_plain_text(monkeypatch, caplog):
     def broken(*_args, **_kwargs):
         raise RecursionError("deep")
