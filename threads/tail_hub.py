@@ -91,21 +91,25 @@ class ThreadTail:
         self.house_id = thread.house_id
         self.names = await sync_to_async(house_names)(thread.house_id)
         self.fold = NowFold(bots=bots, run=thread.parent_id is not None)
-        seeded = await off_loop(self.fold_and_render, entries, offset)
-        self.panel, self.offset, self.marker = seeded.panel, offset, seeded.marker
+        self.panel, self.marker = await off_loop(self.fold_in, entries, offset)
+        self.offset = offset
         return offset
 
-    def fold_and_render(self, entries, offset: str) -> Batch:
-        """On a render thread: fold ``entries`` in and render what they show.
+    def fold_in(self, entries, offset: str) -> tuple[str, str]:
+        """On a render thread: fold ``entries`` in; the panel and the offset marker after them.
 
-        Only the tail's own task calls this, one batch at a time, so the fold is never
-        touched by two threads at once.
+        Only the tail's own task calls this (from ``seed``, then once per batch, each awaited
+        before the next), so the fold is never touched by two threads at once.
         """
         for entry in entries:
             self.fold.apply(entry)
-        parts = tuple(entry_fragments(entries, self.names, self.thread_id))
         panel = now_panel(self.fold.view(now_ms()), self.names, self.thread_id)
-        marker = offset_marker(offset)
+        return panel, offset_marker(offset)
+
+    def render_batch(self, entries, offset: str) -> Batch:
+        """On a render thread: a batch's fragments, the panel after it, the whole frame."""
+        parts = tuple(entry_fragments(entries, self.names, self.thread_id))
+        panel, marker = self.fold_in(entries, offset)
         frame = "".join(html for _, html in parts) + panel + marker
         return Batch(tuple(e.id for e in entries), parts, panel, offset, marker, frame)
 
@@ -142,7 +146,7 @@ class ThreadTail:
     async def publish(self, entries, offset: str) -> None:
         if any(e.authorId and e.authorId not in self.names for e in entries):
             self.names = await sync_to_async(house_names)(self.house_id)
-        batch = await off_loop(self.fold_and_render, entries, offset)
+        batch = await off_loop(self.render_batch, entries, offset)
         self.panel, self.offset, self.marker = batch.panel, offset, batch.marker
         subscribers = list(self.subscribers)
         for start in range(0, len(subscribers), FANOUT_CHUNK):
