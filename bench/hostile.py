@@ -1,16 +1,17 @@
 """Hostile chat against a live Daphne: does one message still stall the server?
 
-    python -m bench.hostile [--quick] [--rounds 3]
+    python -m bench.hostile [--quick] [--rounds 3] [--chars 20000]
 
 Starts Daphne on a free loopback port (throw-away SQLite, embedded streams), opens a
 socket on a thread, then posts the worst messages at the chat's length limit through the
 API, each waited for on the socket, while a second client asks for something unrelated
-(``GET /api/houses``) every 20 ms. Reports that request's latency before and during the
-renders (p50, max), each hostile message's POST → fragment time, and the thread page's
-first load after a restart (every message rendered cold). Target: the unrelated request
-answered within 100 ms throughout (docs/security.md, "Rendering is bounded").
-``--quick`` posts the four shapes from the report once and runs in seconds; it fails only on a
-stall (a request waiting over a second), the full run on missing the target.
+(``GET /api/houses``) every 20 ms. Reports that request's latency (p50, max) from each
+POST to its fragment and in the quiet gaps between the posts (both under the same machine
+load), each message's POST → fragment time, and the thread page's first load after a
+restart (every message rendered cold). Target: the unrelated request answered within
+100 ms throughout (docs/security.md, "Rendering is bounded"). ``--quick`` posts the four
+shapes from the report once and runs in seconds; it fails only on a stall (a request
+waiting over a second), the full run on missing the target.
 """
 
 import argparse
@@ -26,6 +27,9 @@ from bench.fanout import make_world, setup_django, start_daphne
 
 LIMIT = 20_000  # threads.entries.MAX_CHAT_CHARS
 PROBE_EVERY_S = 0.02
+CALM_GAP_S = 0.3
+CONTROL = "ordinary prose of the same length (control)"
+PROSE = "Morning! Shall we ship **today**? The run is at https://ci.example/run/7 and looks fine. "
 TARGET_MS = 100.0
 # --quick fails only on a stall (the old renderer's was 100 s): on a shared machine the 100 ms
 # target is the full run's verdict, not a smoke test's.
@@ -102,33 +106,55 @@ async def measure(port: int, world, shapes: dict[str, str], rounds: int) -> dict
     ):
         await prober.get("/api/houses")  # warm
         prober_task = asyncio.create_task(probe(prober))
-        await asyncio.sleep(2.0)
-        calm_until = time.perf_counter()
         fragments: dict[str, list[float]] = {name: [] for name in shapes}
+        fragments[CONTROL] = []
+        windows: list[tuple[float, float, bool]] = []  # each POST to its fragment; hostile?
+
+        async def post(name: str, key: str, text: str) -> None:
+            keys.append(key)
+            sent = time.perf_counter()
+            response = await poster.post(
+                f"/api/threads/{thread_id}/entries", data={"text": text, "id": key}
+            )
+            response.raise_for_status()
+            deadline = time.monotonic() + 300
+            while key not in arrived and time.monotonic() < deadline:
+                await asyncio.sleep(0.002)
+            if key not in arrived:
+                raise RuntimeError(f"{name}: no fragment on the socket")
+            fragments[name].append((arrived[key] - sent) * 1000)
+            windows.append((sent, arrived[key], name != CONTROL))
+
         for round_ in range(rounds):
             for i, (name, text) in enumerate(shapes.items()):
-                key = f"hostile-{round_}-{i}"
-                keys.append(key)
+                # Quiet gaps between the posts, and an ordinary message after each hostile
+                # one (as long, as Markdown): every sample is taken under the same machine load.
+                await asyncio.sleep(CALM_GAP_S)
                 # Each round differs by its first character, so no render is a cache hit.
-                body = {"text": str(round_) + text[1:], "id": key}
-                sent = time.perf_counter()
-                (
-                    await poster.post(f"/api/threads/{thread_id}/entries", data=body)
-                ).raise_for_status()
-                deadline = time.monotonic() + 300
-                while key not in arrived and time.monotonic() < deadline:
-                    await asyncio.sleep(0.002)
-                if key not in arrived:
-                    raise RuntimeError(f"{name}: no fragment on the socket")
-                fragments[name].append((arrived[key] - sent) * 1000)
-        await asyncio.sleep(0.2)
+                await post(name, f"hostile-{round_}-{i}", str(round_) + text[1:])
+                await asyncio.sleep(CALM_GAP_S)
+                prose = fill(f"({round_}.{i}) {PROSE}", len(text))
+                await post(CONTROL, f"ordinary-{round_}-{i}", prose)
+        await asyncio.sleep(CALM_GAP_S)
         stop.set()
         await prober_task
     watcher.cancel()
     await ws.close()
-    calm = [ms for at, ms in probes if at < calm_until]
-    during = [ms for at, ms in probes if at >= calm_until]
-    return {"calm": calm, "during": during, "fragments": fragments}
+
+    def during(at: float, ms: float) -> bool | None:
+        """Whether the request overlapped a hostile POST's window, an ordinary one's, or none."""
+        for start, end, hostile in windows:
+            if at <= end and at + ms / 1000 >= start:
+                return hostile
+        return None
+
+    kinds = [(during(at, ms), ms) for at, ms in probes]
+    return {
+        "calm": [ms for kind, ms in kinds if kind is None],
+        "ordinary": [ms for kind, ms in kinds if kind is False],
+        "during": [ms for kind, ms in kinds if kind is True],
+        "fragments": fragments,
+    }
 
 
 async def first_page_load(port: int, world) -> float:
@@ -146,13 +172,15 @@ async def first_page_load(port: int, world) -> float:
 
 def report(result: dict, page_ms: float, shapes: dict[str, str]) -> tuple[str, bool]:
     def p50_max(values):
-        return f"{statistics.median(values):.1f} | {max(values):.1f} | {len(values)}"
+        p95 = sorted(values)[int(0.95 * (len(values) - 1))]
+        return f"{statistics.median(values):.1f} | {p95:.1f} | {max(values):.1f} | {len(values)}"
 
     lines = [
-        "| unrelated request (`GET /api/houses`) | p50 ms | max ms | requests |",
-        "|---|---|---|---|",
-        f"| before the hostile posts | {p50_max(result['calm'])} |",
-        f"| while they render | {p50_max(result['during'])} |",
+        "| unrelated request (`GET /api/houses`) | p50 ms | p95 ms | max ms | requests |",
+        "|---|---|---|---|---|",
+        f"| between the posts | {p50_max(result['calm'])} |",
+        f"| from an ordinary POST to its fragment | {p50_max(result['ordinary'])} |",
+        f"| from a hostile POST to its fragment | {p50_max(result['during'])} |",
         "",
         f"| message ({len(next(iter(shapes.values()))):,} characters) "
         "| POST → fragment on the socket, ms (max) |",
