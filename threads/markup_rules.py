@@ -48,16 +48,18 @@ def _inline_blocks(state: StateCore) -> Iterable[Token]:
     return (t for t in state.tokens if t.type == "inline" and t.children)
 
 
-def _rewrite_text(state: StateCore, wants: str, rewrite: Callable[[str], list[Token]]) -> None:
-    """Each text token holding ``wants``, outside any link, replaced by ``rewrite(text)``."""
+def _rewrite_text(
+    state: StateCore, wants: Callable[[str], bool], rewrite: Callable[[str], list[Token]]
+) -> None:
+    """Each text token that ``wants``, outside any link, replaced by ``rewrite(text)``."""
     for block in _inline_blocks(state):
-        if wants not in block.content:
+        if not wants(block.content):
             continue
         out: list[Token] = []
         in_link = 0
         for token in block.children:
             in_link += {"link_open": 1, "link_close": -1}.get(token.type, 0)
-            if token.type == "text" and not in_link and wants in token.content:
+            if token.type == "text" and not in_link and wants(token.content):
                 out.extend(rewrite(token.content))
             else:
                 out.append(token)
@@ -94,8 +96,11 @@ def autolinks(state: StateCore) -> None:
         href = mdurl.encode(href) if href.isascii() else md.normalizeLink(href)
         return _link({"href": href}, typed) if allowed_url(href) else None
 
-    # Every URL and address this links has a dot.
-    _rewrite_text(state, ".", lambda text: _split(text, LINKABLE, link))
+    _rewrite_text(state, _may_link, lambda text: _split(text, LINKABLE, link))
+
+
+def _may_link(text: str) -> bool:
+    return "://" in text or "@" in text or "www." in text.lower()
 
 
 def _trim(url: str) -> str:
@@ -125,7 +130,7 @@ def mentions(state: StateCore) -> None:
             return None
         return _link({"class": "mention", "data-agent": agent_id}, m.group())
 
-    _rewrite_text(state, "@", lambda text: _split(text, MENTION, link))
+    _rewrite_text(state, lambda text: "@" in text, lambda text: _split(text, MENTION, link))
 
 
 def offsite_images(state: StateCore) -> None:

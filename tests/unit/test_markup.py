@@ -95,6 +95,7 @@ def test_bare_links_keep_their_parentheses_and_leave_the_sentence_punctuation():
     assert '<a href="https://en.example.org/wiki/A_(b)" rel' in html
     assert '<a href="http://www.example.org" rel' in html
     assert "notes.md</p>" in html  # a bare file name is not a link
+    assert 'href="http://localhost:8000/x"' in chat_html("on http://localhost:8000/x now")
 
 
 def test_tables_and_fenced_code():
