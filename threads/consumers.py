@@ -27,6 +27,7 @@ from houses.revocation import Reader, ends, user_group
 from streams import errors
 from threads import watching
 from threads.fragments import entry_fragments, offset_marker
+from threads.render_pool import off_loop
 from threads.tail_hub import hub
 from threads.unreadable import readable
 
@@ -46,6 +47,25 @@ def thread_access(user, thread_id: str):
         return access_person_thread(person(user, agent_for_user(user)), thread_id)
     except Http404:
         return None
+
+
+def catch_up_frames(result, name: str, names, thread_id: str) -> tuple[list[str], str, set[str]]:
+    """The catch-up read as frames (the panel and the offset marker go after the last), the
+    marker, and the ids of its entries. On a render thread.
+
+    Daphne refuses a frame over 1 MiB (and closes the socket with 1011, which the page
+    would retry from the same offset for ever): a long catch-up goes in several frames,
+    the offset only with the last one, so a drop in between resumes from the old one.
+    """
+    entries = readable(result.messages or (), name)
+    frames, body = [], ""
+    for _, html in entry_fragments(entries, names, thread_id):
+        if body and len(body) + len(html) > CATCH_UP_FRAME_CHARS:
+            frames.append(body)
+            body = ""
+        body += html
+    frames.append(body)
+    return frames, offset_marker(result.next_offset), {e.id for e in entries}
 
 
 class ThreadConsumer(AsyncWebsocketConsumer):
@@ -92,22 +112,18 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         """
         tail = self.subscription.tail
         if offset is None:
-            await self.send(text_data=tail.panel + offset_marker(tail.offset))
+            await self.send(text_data=tail.panel + tail.marker)
             return set()
-        result = await hub().reader.catch_up(f"arbe-thread-{self.thread_id}", offset)
-        entries = readable(result.messages or (), f"arbe-thread-{self.thread_id}")
-        parts = entry_fragments(entries, tail.names, self.thread_id)
-        # Daphne refuses a frame over 1 MiB (and closes the socket with 1011, which the page
-        # would retry from the same offset for ever): a long catch-up goes in several frames,
-        # the offset only with the last one, so a drop in between resumes from the old one.
-        body = ""
-        for _, html in parts:
-            if body and len(body) + len(html) > CATCH_UP_FRAME_CHARS:
-                await self.send(text_data=body)
-                body = ""
-            body += html
-        await self.send(text_data=body + tail.panel + offset_marker(result.next_offset))
-        return {e.id for e in entries}
+        name = f"arbe-thread-{self.thread_id}"
+        result = await hub().reader.catch_up(name, offset)
+        # Decoding and rendering run on a render thread, never on the event loop.
+        frames, marker, ids = await off_loop(
+            catch_up_frames, result, name, tail.names, self.thread_id
+        )
+        for text in frames[:-1]:
+            await self.send(text_data=text)
+        await self.send(text_data=frames[-1] + tail.panel + marker)
+        return ids
 
     async def follow(self, seen: set[str]) -> None:
         queue = self.subscription.queue
@@ -131,7 +147,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             # Stream order: once an entry is new, the catch-up window is behind us.
             parts = "".join(html for i, html in batch.parts if i not in seen)
             seen = set()
-            await self.send(text_data=parts + batch.panel + offset_marker(batch.offset))
+            await self.send(text_data=parts + batch.panel + batch.marker)
 
     async def access_revoked(self, event):
         """The right to read ended (``houses.revocation``): no frame after this one."""

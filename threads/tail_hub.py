@@ -5,7 +5,9 @@ A ``ThreadConsumer`` subscribes to its thread; the first subscriber starts a
 thousand sockets costs one long-poll upstream. The tail folds the current view
 (seeded like ``load_view``: the director's tail, then everything past its
 offset) and renders each batch once — entry fragments, the panel, the offset the
-batch brings a page to — for every viewer alike.
+batch brings a page to — for every viewer alike. The fold and the rendering run
+on a render thread (``threads.render_pool``), never on the event loop; the tail
+awaits each batch before it reads the next, so batches go out in offset order.
 
 Delivery goes out in chunks of :data:`FANOUT_CHUNK` viewers with a turn of the
 event loop between them: the server writes a socket's frame on a later turn, so
@@ -31,6 +33,7 @@ from threads.fragments import Names, entry_fragments, house_names, now_panel, of
 from threads.log import async_log_reader
 from threads.models import Thread
 from threads.now import NowFold
+from threads.render_pool import off_loop
 from threads.status_sync import now_ms
 from threads.unreadable import readable
 
@@ -48,6 +51,7 @@ class Batch:
     parts: tuple[tuple[str, str], ...]  # (entry id, fragment) for entries that show
     panel: str
     offset: str
+    marker: str  # the offset marker (``fragments.offset_marker``)
     frame: str  # parts + panel + offset marker, shared by every viewer past catch-up
 
 
@@ -76,6 +80,7 @@ class ThreadTail:
         self.names = Names()
         self.panel = ""
         self.offset = ""
+        self.marker = ""
         self.fold: NowFold | None = None
         self.task = asyncio.create_task(self.run(), name=f"tail {thread_id}")
 
@@ -86,14 +91,27 @@ class ThreadTail:
         self.house_id = thread.house_id
         self.names = await sync_to_async(house_names)(thread.house_id)
         self.fold = NowFold(bots=bots, run=thread.parent_id is not None)
-        for entry in entries:
-            self.fold.apply(entry)
-        self.panel = self.render_panel()
+        self.panel, self.marker = await off_loop(self.fold_in, entries, offset)
         self.offset = offset
         return offset
 
-    def render_panel(self) -> str:
-        return now_panel(self.fold.view(now_ms()), self.names, self.thread_id)
+    def fold_in(self, entries, offset: str) -> tuple[str, str]:
+        """On a render thread: fold ``entries`` in; the panel and the offset marker after them.
+
+        Only the tail's own task calls this (from ``seed``, then once per batch, each awaited
+        before the next), so the fold is never touched by two threads at once.
+        """
+        for entry in entries:
+            self.fold.apply(entry)
+        panel = now_panel(self.fold.view(now_ms()), self.names, self.thread_id)
+        return panel, offset_marker(offset)
+
+    def render_batch(self, entries, offset: str) -> Batch:
+        """On a render thread: a batch's fragments, the panel after it, the whole frame."""
+        parts = tuple(entry_fragments(entries, self.names, self.thread_id))
+        panel, marker = self.fold_in(entries, offset)
+        frame = "".join(html for _, html in parts) + panel + marker
+        return Batch(tuple(e.id for e in entries), parts, panel, offset, marker, frame)
 
     async def run(self) -> None:
         try:
@@ -108,7 +126,8 @@ class ThreadTail:
             try:
                 async for result in self.hub.reader.tail(name, self.offset):
                     failures = 0
-                    await self.publish(readable(result.messages or (), name), result.next_offset)
+                    entries = await off_loop(readable, result.messages or (), name)
+                    await self.publish(entries, result.next_offset)
                 return  # the stream was closed: nothing more will come
             except asyncio.CancelledError:
                 raise
@@ -127,12 +146,8 @@ class ThreadTail:
     async def publish(self, entries, offset: str) -> None:
         if any(e.authorId and e.authorId not in self.names for e in entries):
             self.names = await sync_to_async(house_names)(self.house_id)
-        for entry in entries:
-            self.fold.apply(entry)
-        parts = tuple(entry_fragments(entries, self.names, self.thread_id))
-        self.panel, self.offset = self.render_panel(), offset
-        frame = "".join(html for _, html in parts) + self.panel + offset_marker(offset)
-        batch = Batch(tuple(e.id for e in entries), parts, self.panel, offset, frame)
+        batch = await off_loop(self.render_batch, entries, offset)
+        self.panel, self.offset, self.marker = batch.panel, offset, batch.marker
         subscribers = list(self.subscribers)
         for start in range(0, len(subscribers), FANOUT_CHUNK):
             if start:
