@@ -63,7 +63,9 @@ class Plan:
     round: int = 0
 
 
-def director_pass(thread_id: str) -> StartReply | None:
+def director_pass(thread_id: str, writer=None) -> StartReply | None:
+    """``writer``: the holder's fenced writer (``dispatch.fencing``); its appends stop
+    with ``Fenced`` once another engine holds the thread."""
     thread = Thread.objects.filter(pk=thread_id).first()
     if thread is None or thread.parent_id is not None and thread.run_offset:
         return None  # coding runs have no director
@@ -75,7 +77,7 @@ def director_pass(thread_id: str) -> StartReply | None:
         # The tail alone looks like a conversation; only the whole thread can say.
         speakers = speakers_of(read_entries(thread.id)[0], bot_ids)
     plan = plan_pass(entries, bots, speakers)
-    writer = stream_writer()
+    writer = writer or stream_writer()
     if plan.decided is not None:
         writer.append(thread.stream_name, new_entry(plan.decided))
     if plan.start is not None:

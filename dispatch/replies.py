@@ -8,6 +8,11 @@ messages that arrive between tool rounds (Pi's ``steer``, recorded as
 the bot, and ends with ``signal.dispatch.finished`` and the spend. Model
 errors, crashes and timeouts become ``signal.dispatch.failed`` (and
 ``signal.thread.pi_failed`` for the process), retried a bounded number of times.
+
+A holder writes through its thread's fence (``dispatch.fencing``): once another engine
+has taken the thread over, the next append raises ``Fenced``, Pi is stopped and nothing
+more is recorded. The taker runs an interrupted reply again under its dispatch id
+(``resume``), without a second ``signal.dispatch.started``.
 """
 
 from __future__ import annotations
@@ -55,19 +60,20 @@ class Attempt:
     closing: asyncio.Task | None = None  # Pi's shutdown, awaited after the answer is posted
 
 
-async def run_reply(start: StartReply) -> None:
-
+async def run_reply(start: StartReply, fence=None, resume: str | None = None) -> None:
+    """Run the reply ``start`` asks for; ``resume``: the dispatch id of an interrupted one."""
     convo: Conversation = await in_thread(load_conversation, start)
-    writer = async_stream_writer()
-    dispatch_id = time_ordered_id("d_")
+    writer = fence.for_loop() if fence is not None else async_stream_writer()
+    dispatch_id = resume or time_ordered_id("d_")
     try:
-        started = DispatchStarted(
-            dispatchId=dispatch_id,
-            agentId=convo.bot.id,
-            entryIds=start.entry_ids,
-            round=start.round,
-        )
-        await writer.append(convo.stream, new_entry(started, author=convo.bot.id))
+        if resume is None:
+            started = DispatchStarted(
+                dispatchId=dispatch_id,
+                agentId=convo.bot.id,
+                entryIds=start.entry_ids,
+                round=start.round,
+            )
+            await writer.append(convo.stream, new_entry(started, author=convo.bot.id))
         problem = config_problem(convo.bot.provider, convo.bot.api_key_env, convo.agent_dir)
         if problem is not None:  # no process to start: say what an owner has to fix
             failed = DispatchFailed(stage="spawn", error=problem[1], dispatchId=dispatch_id)
