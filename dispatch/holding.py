@@ -56,7 +56,7 @@ class ThreadHolding:
         starts nothing and no wake came in meanwhile."""
         from dispatch.director import director_pass
 
-        released = False
+        released = cancelled = False
         try:
             epoch = await in_thread(thread_leases.epoch, thread_id, self.holder)
             if epoch is None:
@@ -91,13 +91,59 @@ class ThreadHolding:
             released = not self.draining
         except Fenced:
             released = True  # another engine holds it; the fence logged the line
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
         except Exception:
             logger.exception("backstage: holding %s failed", thread_id)
         finally:
             if self.passes.get(thread_id) is asyncio.current_task():
                 del self.passes[thread_id]
-            if not released:  # cancelled, draining, or the database failed: never leave it held
+            if not released and self.draining:
+                await shielded(self._pass_on(thread_id, interrupted=cancelled))
+            elif not released:  # cancelled, or the database failed: never leave it held
                 await shielded(in_thread(thread_leases.drop, thread_id, self.holder))
+
+    async def _pass_on(self, thread_id: str, *, interrupted: bool) -> None:
+        """Shutting down: hand the thread to another worker at once. Work cut short is
+        left as a lapsed lease, so the taker fences it off and answers its reply again;
+        otherwise the lease goes and a wake asks another worker for the next pass."""
+        if interrupted:
+            await in_thread(thread_leases.hand_over, thread_id, self.holder)
+        else:
+            await in_thread(thread_leases.drop, thread_id, self.holder)
+        await self.pass_wake(thread_id)
+
+    async def pass_wake(self, thread_id: str) -> None:
+        """A wake for another worker (the channel layer); in-process engines have none:
+        the tick of any other engine takes a lapsed lease, and the sweep a working thread."""
+        from django.conf import settings
+
+        if settings.BACKSTAGE != "worker":
+            return
+        from channels.layers import get_channel_layer
+
+        from dispatch.backstage import DIRECTOR_CHANNEL
+
+        try:
+            await get_channel_layer().send(
+                DIRECTOR_CHANNEL, {"type": "director.wake", "thread": thread_id}
+            )
+        except Exception:
+            logger.warning("could not pass %s on; the next tick takes it", thread_id)
+
+    async def drain(self, limit_s: float) -> int:
+        """Stop taking threads; let running work finish within ``limit_s``, then hand the
+        rest over (cancelled, their leases lapsed for another worker). How many were."""
+        self.draining = True
+        deadline = asyncio.get_running_loop().time() + limit_s
+        while self.passes and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.1)
+        tasks = [t for t in self.passes.values() if not t.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return len(tasks)
 
     async def _recover(self, thread_id: str, fence: FencedWriter):
         """Fence off the stopped holder and settle what it left running; None if the log

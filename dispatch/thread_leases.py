@@ -14,6 +14,7 @@ serialises work on SQLite and PostgreSQL, across any number of workers.
   returns the threads the engine still holds, so one that lost its lease (a pause
   longer than the lease) stops its work there.
 - ``expired``: rows whose holder stopped renewing, for the takeover tick.
+- ``hand_over``: a worker shutting down lapses its row at once, for a takeover elsewhere.
 
 Every acquire (fresh or a takeover) also bumps the thread's lease epoch (``ThreadEpoch``,
 never deleted) and stores it on the row it takes, in one transaction: ``epoch`` reads it
@@ -30,6 +31,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from dispatch.models import ThreadEpoch, ThreadLease
+
+HANDED_OVER = "(handed over)"
 
 
 class Taken(enum.Enum):
@@ -108,6 +111,15 @@ def release(thread_id: str, holder: str) -> bool:
 def drop(thread_id: str, holder: str) -> None:
     """Let go whatever the flag says (work cancelled, or an engine shutting down)."""
     ThreadLease.objects.filter(pk=thread_id, holder=holder).delete()
+
+
+def hand_over(thread_id: str, holder: str) -> None:
+    """A worker shutting down with work cut short: lapse its lease (kept, wanted), so the
+    next acquire anywhere is a takeover that fences it and answers its reply again."""
+    # No holder's name: a heartbeat of the old holder already under way renews nothing.
+    ThreadLease.objects.filter(pk=thread_id, holder=holder).update(
+        holder=HANDED_OVER, until=timezone.now() - datetime.timedelta(seconds=1), wanted=True
+    )
 
 
 def renew(holder: str, thread_ids: set[str], seconds: float) -> set[str]:
