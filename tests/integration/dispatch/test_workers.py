@@ -261,3 +261,16 @@ OUTCOME = "signal.thread_director.outcome"
 def bot_chats(live) -> list:
     bot = live.world.bot.id
     return [e for e in live.entries() if isinstance(e.payload, Chat) and e.authorId == bot]
+
+
+def test_a_wake_that_gets_no_lease_is_recorded_in_the_log(live, pair, monkeypatch):
+    def acquire(*args):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(thread_leases, "acquire", acquire)
+    pair.engines[0].wake(live.world.thread.id)
+    (failed,) = live.wait_for(
+        lambda: [e for e in live.entries() if isinstance(e.payload, DispatchFailed)]
+    )
+    assert failed.payload.stage == "wake" and failed.payload.dispatchId is None
+    assert "the database went away" in failed.payload.error
