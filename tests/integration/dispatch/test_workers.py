@@ -212,12 +212,17 @@ def test_a_frozen_workers_reply_is_answered_once_by_the_worker_that_takes_over(
     freeze(doomed)
     try:
         pair.to = survivor
+        live.wait_for(lambda: "signal.thread.taken_over" in live.types())
+        # Whichever request the gate holds goes on: the frozen worker's Pi answers into a
+        # frozen worker, and the survivor's reply (if a slow heartbeat had let it take the
+        # thread before the freeze, the gate may hold its request) answers the mention.
+        gate.release()
         live.wait_for(lambda: bot_chats(live) and live.types()[-1] == OUTCOME)
         pair.engines = [survivor]
         pair.settle()
         settled = live.entries()
-        # The frozen worker thaws and its Pi answers: every append it tries is refused.
-        gate.release()
+        # The frozen worker thaws with its Pi's answer waiting: every append it tries is
+        # refused.
         thaw(doomed)
         doomed.wait_idle(60)
         assert [e.id for e in live.entries()] == [e.id for e in settled]
