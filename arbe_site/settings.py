@@ -143,8 +143,10 @@ if BACKSTAGE not in ("inprocess", "worker"):
     raise ValueError(f"BACKSTAGE must be 'inprocess' or 'worker', got {BACKSTAGE!r}")
 BACKSTAGE_SWEEP_S = env_int("BACKSTAGE_SWEEP_S", 60)  # 0: no in-process sweep
 # A thread's lease (dispatch/thread_leases.py): renewed every third of it; a worker silent
-# for longer loses its threads to the others, and the reply it ran is recorded as failed.
+# for longer loses its threads to the others, which fence it off and answer its reply again.
 BACKSTAGE_LEASE_S = env_int("BACKSTAGE_LEASE_S", 15)
+# SIGTERM to a worker: how long running replies may finish before they are handed over.
+BACKSTAGE_DRAIN_S = env_int("BACKSTAGE_DRAIN_S", 30)
 
 # Bots: where Pi keeps its agent dir, session files and workspaces; reply limits.
 PI_HOME = Path(env_str("PI_HOME", str(VAR_DIR / "pi")))

@@ -9,14 +9,13 @@ every engine, passes never overlap and one reply or run goes at a time: the engi
 holds the thread's lease (``dispatch.thread_leases``) runs them all; a wake that arrives
 anywhere meanwhile makes that holder run another pass after the current one, and a
 finished reply always wakes the director again. A holder that stops renewing (a killed
-worker) loses its threads to the next engine's tick, which records the reply it ran as
-failed (``dispatch.takeover``) and runs a new pass.
+or frozen worker) loses its threads to the next engine's tick, which fences it off and
+answers the reply it ran again (``dispatch.holding``, ``dispatch.takeover``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import os
@@ -29,6 +28,7 @@ from django.conf import settings
 
 from arbe_site.concurrency import in_thread
 from dispatch import thread_leases
+from dispatch.holding import ThreadHolding
 
 logger = logging.getLogger(__name__)
 DIRECTOR_CHANNEL = "director"
@@ -36,7 +36,7 @@ SWEEP_LEASE = "backstage-sweep"
 HOLDER = f"{socket.gethostname()}:{os.getpid()}"
 
 
-class Backstage:
+class Backstage(ThreadHolding):
     def __init__(self, holder: str | None = None) -> None:
         self.holder = holder or f"{HOLDER}:{secrets.token_hex(3)}"
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -132,89 +132,6 @@ class Backstage:
         self.waking.add(task)
         task.add_done_callback(self.waking.discard)
 
-    async def _wake(self, thread_id: str, run=None) -> bool:
-        holding = thread_id in self.passes
-        try:
-            taken = await in_thread(
-                thread_leases.acquire, thread_id, self.holder, lease_s(), holding
-            )
-        except Exception:
-            # The entry that woke us is in the log: the next wake of the thread reads it.
-            logger.exception("backstage: no lease for %s", thread_id)
-            return False
-        if taken is None:
-            return False  # its holder (here or on another worker) runs another pass
-        task = asyncio.get_running_loop().create_task(self._hold(thread_id, taken, run))
-        self.passes[thread_id] = task
-        return True
-
-    async def _hold(self, thread_id: str, taken: thread_leases.Taken, run=None) -> None:
-        """Hold ``thread_id``: its passes, replies and run, one at a time, until a pass
-        starts nothing and no wake came in meanwhile."""
-        from dispatch.director import director_pass
-
-        released = False
-        try:
-            if taken is thread_leases.Taken.TAKEN_OVER and not await self._recover(thread_id):
-                released = True  # kept, to lapse: the next tick tries the takeover again
-                return
-            if run is not None:
-                await self._run(run)
-            while await in_thread(thread_leases.begin, thread_id, self.holder):
-                try:
-                    start = await in_thread(director_pass, thread_id)
-                    if start is not None:
-                        await self._reply(thread_id, start)
-                        continue  # a finished reply always wakes the director again
-                except Exception as exc:
-                    logger.exception("director pass over %s failed", thread_id)
-                    await in_thread(_record_director_failure, thread_id, exc)
-                if released := await in_thread(thread_leases.release, thread_id, self.holder):
-                    return
-            released = True  # lost to another engine: its holder now
-        except Exception:
-            logger.exception("backstage: holding %s failed", thread_id)
-        finally:
-            if self.passes.get(thread_id) is asyncio.current_task():
-                del self.passes[thread_id]
-            if not released:  # cancelled, or the database failed: never leave it held
-                await _shielded(in_thread(thread_leases.drop, thread_id, self.holder))
-
-    async def _recover(self, thread_id: str) -> bool:
-        """Record what the stopped holder left running; False if the log could not say it
-        (then no pass may run: it would take the dead reply for a live one)."""
-        from dispatch.takeover import recover
-
-        try:
-            stopped = await in_thread(recover, thread_id)
-        except Exception:
-            logger.exception("backstage: taking over %s failed", thread_id)
-            return False
-        logger.warning("took over %s: %d replies, %d runs had stopped", thread_id, *stopped)
-        return True
-
-    async def _reply(self, thread_id: str, start) -> None:
-        from dispatch.replies import run_reply
-
-        self.replies[thread_id] = asyncio.current_task()
-        try:
-            await run_reply(start)
-        except Exception:
-            logger.exception("reply in %s crashed", thread_id)
-        finally:
-            self.replies.pop(thread_id, None)
-
-    async def _run(self, claim) -> None:
-        from dispatch.runs import run_coding
-
-        self.runs[claim.run_id] = asyncio.current_task()
-        try:
-            await run_coding(claim)
-        except Exception:
-            logger.exception("run %s crashed", claim.run_id)
-        finally:
-            self.runs.pop(claim.run_id, None)
-
     async def tend_forever(self) -> None:
         """Every third of a lease: renew what this engine holds, stop work on what it lost,
         and take over threads whose holder stopped renewing (a killed worker)."""
@@ -242,7 +159,9 @@ class Backstage:
         for thread_id in held - kept:
             task = self.passes.get(thread_id)
             if task is not None and not task.done():
-                logger.warning("lost the lease on %s: another worker holds it now", thread_id)
+                logger.warning(
+                    "lost the lease on %s: another worker holds it now (%s)", thread_id, self.holder
+                )
                 task.cancel()
         for thread_id in await in_thread(thread_leases.expired):
             if thread_id not in self.passes:
@@ -310,28 +229,6 @@ class Backstage:
 
 def lease_s() -> float:
     return settings.BACKSTAGE_LEASE_S
-
-
-async def _shielded(awaitable) -> None:
-    """Finish ``awaitable`` even if the task awaiting it is being cancelled."""
-    with contextlib.suppress(Exception, asyncio.CancelledError):
-        await asyncio.shield(awaitable)
-
-
-def _record_director_failure(thread_id: str, exc: Exception) -> None:
-    from threads.entries import DispatchFailed
-    from threads.failures import scrub
-    from threads.lifecycle import new_entry
-    from threads.models import stream_name_for
-    from threads.recency import stream_writer
-
-    error = scrub(f"{type(exc).__name__}: {exc}")[:500] or type(exc).__name__
-    failure = DispatchFailed(stage="director", error=error)
-    stream_writer().append(stream_name_for(thread_id), new_entry(failure))
-    from dispatch.director import give_up, refused
-
-    if refused(exc):  # it would fail the same way on every wake: settle, don't loop
-        give_up(thread_id, error)
 
 
 _backstage = Backstage()

@@ -78,7 +78,9 @@ class Plan:
     round: int = 0
 
 
-def director_pass(thread_id: str) -> StartReply | None:
+def director_pass(thread_id: str, writer=None) -> StartReply | None:
+    """``writer``: the holder's fenced writer (``dispatch.fencing``); its appends stop
+    with ``Fenced`` once another engine holds the thread."""
     thread = Thread.objects.filter(pk=thread_id).first()
     if thread is None or thread.parent_id is not None and thread.run_offset:
         return None  # coding runs have no director
@@ -87,7 +89,7 @@ def director_pass(thread_id: str) -> StartReply | None:
     bot_ids = {b.id for b in bots}
     speakers = _merged(known_speakers(thread, bot_ids), speakers_of(entries, bot_ids))
     plan = plan_pass(entries, bots, speakers)
-    writer = stream_writer()
+    writer = writer or stream_writer()
     written = []  # what this pass appended, in order
     for payload in (plan.expired, plan.decided):
         if payload is not None:
@@ -231,7 +233,7 @@ def refused(exc: BaseException) -> bool:
     return isinstance(exc, EntryError | msgspec.ValidationError | BadRequest | PayloadTooLarge)
 
 
-def give_up(thread_id: str, error: str) -> None:
+def give_up(thread_id: str, error: str, writer=None) -> None:
     """After a pass failed for good (``refused``): settle what waits, unanswered, with the
     reason, so the thread leaves working and no wake retries it. The failure itself is
     already in the log; this outcome is a pass over the waiting messages that picked nobody.
@@ -253,7 +255,7 @@ def give_up(thread_id: str, error: str) -> None:
         picked=[],
         reason=f"{said}: {short_reason(error)}",
     )
-    stream_writer().append(thread.stream_name, new_entry(outcome))
+    (writer or stream_writer()).append(thread.stream_name, new_entry(outcome))
 
 
 def _bot_chain(entries: list[Entry], bot_ids: set[str]) -> int:

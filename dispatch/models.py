@@ -48,6 +48,22 @@ class ThreadLease(models.Model):
     holder = models.CharField(max_length=128)
     until = models.DateTimeField(db_index=True)
     wanted = models.BooleanField(default=False)
+    epoch = models.BigIntegerField(default=0)  # this holding's lease epoch (ThreadEpoch)
 
     def __str__(self):
         return f"{self.thread_id} held by {self.holder} until {self.until:%H:%M:%S}"
+
+
+class ThreadEpoch(models.Model):
+    """A thread's lease epoch: bumped by every acquire, never deleted (the lease row is).
+
+    The holder writes the thread's backstage entries as the idempotent producer
+    ``backstage:<thread>`` at this epoch, so the store refuses a holder whose lease was
+    taken over (``dispatch.fencing``).
+    """
+
+    thread_id = models.CharField(primary_key=True, max_length=64)
+    epoch = models.BigIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.thread_id} at lease epoch {self.epoch}"

@@ -8,6 +8,11 @@ messages that arrive between tool rounds (Pi's ``steer``, recorded as
 the bot, and ends with ``signal.dispatch.finished`` and the spend. Model
 errors, crashes and timeouts become ``signal.dispatch.failed`` (and
 ``signal.thread.pi_failed`` for the process), retried a bounded number of times.
+
+A holder writes through its thread's fence (``dispatch.fencing``): once another engine
+has taken the thread over, the next append raises ``Fenced``, Pi is stopped and nothing
+more is recorded. The taker runs an interrupted reply again under its dispatch id
+(``resume``), without a second ``signal.dispatch.started``.
 """
 
 from __future__ import annotations
@@ -57,21 +62,22 @@ class Attempt:
     closing: asyncio.Task | None = None  # Pi's shutdown, awaited after the answer is posted
 
 
-async def run_reply(start: StartReply) -> None:
-
-    writer = async_stream_writer()
-    dispatch_id = time_ordered_id("d_")
+async def run_reply(start: StartReply, fence=None, resume: str | None = None) -> None:
+    """Run the reply ``start`` asks for; ``resume``: the dispatch id of an interrupted one."""
+    writer = fence.for_loop() if fence is not None else async_stream_writer()
+    dispatch_id = resume or time_ordered_id("d_")
+    stream = stream_name_for(start.thread_id)
     try:
-        started = DispatchStarted(
-            dispatchId=dispatch_id,
-            agentId=start.agent_id,
-            entryIds=start.entry_ids,
-            round=start.round,
-        )
-        # Started first: the thread shows the bot at work while its conversation loads
-        # (which reads the thread), and a load that fails ends this reply in the log.
-        stream = stream_name_for(start.thread_id)
-        await writer.append(stream, new_entry(started, author=start.agent_id))
+        if resume is None:
+            started = DispatchStarted(
+                dispatchId=dispatch_id,
+                agentId=start.agent_id,
+                entryIds=start.entry_ids,
+                round=start.round,
+            )
+            # Started first: the thread shows the bot at work while its conversation loads
+            # (which reads the thread), and a load that fails ends this reply in the log.
+            await writer.append(stream, new_entry(started, author=start.agent_id))
         try:
             convo: Conversation = await in_thread(load_conversation, start)
         except Exception as exc:

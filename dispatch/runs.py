@@ -19,6 +19,7 @@ from django.conf import settings
 
 from arbe_site.concurrency import in_thread
 from arbe_site.ids import time_ordered_id
+from dispatch.fencing import Fenced
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for
 from dispatch.pi.process import PiConfig, PiError, PiSession
 from dispatch.traces import observer
@@ -85,7 +86,7 @@ def claim_run(parent: Thread, *, handle: str, task: str, by) -> Claim:
 class SandboxWriter:
     """Appends to one stream through ``/api/stream/<name>`` with the run's JWT."""
 
-    def __init__(self, claim: Claim, stream: str):
+    def __init__(self, claim: Claim, stream: str, epoch: int | None = None):
         from django.core.asgi import get_asgi_application
 
         token = sandbox_tokens.mint(
@@ -95,7 +96,10 @@ class SandboxWriter:
             run=claim.run_id,
             dispatch=claim.run_id,
             ttl_s=settings.DISPATCH_REPLY_CAP_S + 300,
+            epoch=epoch,
         )
+        self.fenced = epoch is not None
+        self.seq = 0
         # In-process, through the same Django view a sandbox on the network would reach.
         self.client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=get_asgi_application()),
@@ -107,17 +111,22 @@ class SandboxWriter:
     async def append(self, *payloads) -> None:
         # The proxy stamps id, ts and authorId (the token's bot); we send payloads only.
         items = [{"payload": msgspec.to_builtins(p)} for p in payloads]
-        response = await self.client.post(self.path, json=items)
+        headers = {"Producer-Seq": str(self.seq)} if self.fenced else {}
+        response = await self.client.post(self.path, json=items, headers=headers)
+        if response.status_code == 403 and self.fenced:
+            raise Fenced(self.path)  # a takeover wrote at a newer epoch
         response.raise_for_status()
+        self.seq += 1
 
     async def aclose(self) -> None:
         await self.client.aclose()
 
 
-async def run_coding(claim: Claim) -> None:
-
+async def run_coding(claim: Claim, epoch: int | None = None) -> None:
+    """Run ``claim``; ``epoch``: the lease epoch its child thread is held at, which fences
+    the run's writes (a takeover's ``orphan`` writes at a newer one)."""
     child, bot = await in_thread(_load, claim)
-    sandbox = SandboxWriter(claim, child.stream_name)
+    sandbox = SandboxWriter(claim, child.stream_name, epoch)
     ok, report = False, ""
     try:
         await sandbox.append(ThreadRunState(runId=claim.run_id, state="running", agentId=bot.id))
@@ -126,6 +135,9 @@ async def run_coding(claim: Claim) -> None:
             await sandbox.append(Chat(text=report[:20_000]))
         state = "finished" if ok else "failed"
         await sandbox.append(ThreadRunState(runId=claim.run_id, state=state, agentId=bot.id))
+    except Fenced:
+        logger.warning("run %s was taken over; it stops here", claim.run_id)
+        return  # the taker recorded it orphaned and told the parent
     except Exception as exc:
         logger.exception("run %s failed", claim.run_id)
         report = report or f"The run failed: {short_reason(str(exc))}"
@@ -199,11 +211,24 @@ def report_to_parent(claim: Claim, ok: bool, report: str) -> None:
 SILENT = "No word from the run for 90 s."
 
 
-def orphan(thread: Thread, run_id: str, agent_id: str | None, reason: str = SILENT) -> None:
+def orphan(
+    thread: Thread,
+    run_id: str,
+    agent_id: str | None,
+    reason: str = SILENT,
+    epoch: int | None = None,
+) -> None:
     """A run with nobody behind it (silent past the limit, or its worker stopped): say so
-    on its thread and on the parent."""
+    on its thread and on the parent. ``epoch``: a takeover's lease epoch, at which the first
+    entry is written as the run's sandbox producer, fencing off its writes from then on."""
     writer = stream_writer()
-    writer.append(thread.stream_name, new_entry(ThreadOrphaned(reason=reason, runId=run_id)))
+    orphaned = new_entry(ThreadOrphaned(reason=reason, runId=run_id))
+    if epoch is None:
+        writer.append(thread.stream_name, orphaned)
+    else:
+        producer = (f"sandbox:{run_id}", epoch, 0)
+        if writer.append(thread.stream_name, orphaned, producer=producer).duplicate:
+            return  # an earlier takeover at this epoch said it already
     writer.append(
         thread.stream_name, new_entry(ThreadRunState(runId=run_id, state="dead", agentId=agent_id))
     )

@@ -14,6 +14,11 @@ serialises work on SQLite and PostgreSQL, across any number of workers.
   returns the threads the engine still holds, so one that lost its lease (a pause
   longer than the lease) stops its work there.
 - ``expired``: rows whose holder stopped renewing, for the takeover tick.
+- ``hand_over``: a worker shutting down lapses its row at once, for a takeover elsewhere.
+
+Every acquire (fresh or a takeover) also bumps the thread's lease epoch (``ThreadEpoch``,
+never deleted) and stores it on the row it takes, in one transaction: ``epoch`` reads it
+back for the holder, who fences its appends with it (``dispatch.fencing``).
 """
 
 from __future__ import annotations
@@ -22,9 +27,12 @@ import datetime
 import enum
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from dispatch.models import ThreadLease
+from dispatch.models import ThreadEpoch, ThreadLease
+
+HANDED_OVER = "(handed over)"
 
 
 class Taken(enum.Enum):
@@ -45,19 +53,48 @@ def acquire(thread_id: str, holder: str, seconds: float, holding: bool = False) 
     """
     for _ in range(3):
         if ThreadLease.objects.filter(pk=thread_id).update(wanted=True):
-            lapsed = ThreadLease.objects.filter(pk=thread_id, until__lte=timezone.now())
-            if holding:
-                lapsed = lapsed.exclude(holder=holder)
-            return Taken.TAKEN_OVER if lapsed.update(holder=holder, until=_until(seconds)) else None
+            with transaction.atomic():
+                lapsed = ThreadLease.objects.filter(pk=thread_id, until__lte=timezone.now())
+                if holding:
+                    lapsed = lapsed.exclude(holder=holder)
+                if not lapsed.update(holder=holder, until=_until(seconds)):
+                    return None
+                ThreadLease.objects.filter(pk=thread_id).update(epoch=_next_epoch(thread_id))
+            return Taken.TAKEN_OVER
         try:
             with transaction.atomic():
                 ThreadLease.objects.create(
-                    thread_id=thread_id, holder=holder, until=_until(seconds), wanted=True
+                    thread_id=thread_id,
+                    holder=holder,
+                    until=_until(seconds),
+                    wanted=True,
+                    epoch=_next_epoch(thread_id),
                 )
             return Taken.FRESH
         except IntegrityError:
             continue  # another engine made the row first: mark it wanted
     return None
+
+
+def _next_epoch(thread_id: str) -> int:
+    """Inside the acquiring transaction: the thread's next lease epoch."""
+    if not ThreadEpoch.objects.filter(pk=thread_id).update(epoch=F("epoch") + 1):
+        try:
+            with transaction.atomic():
+                ThreadEpoch.objects.create(thread_id=thread_id, epoch=1)
+            return 1
+        except IntegrityError:  # another engine made it first
+            ThreadEpoch.objects.filter(pk=thread_id).update(epoch=F("epoch") + 1)
+    return ThreadEpoch.objects.values_list("epoch", flat=True).get(pk=thread_id)
+
+
+def epoch(thread_id: str, holder: str) -> int | None:
+    """The lease epoch ``holder`` holds ``thread_id`` at; None if it no longer holds it."""
+    return (
+        ThreadLease.objects.filter(pk=thread_id, holder=holder)
+        .values_list("epoch", flat=True)
+        .first()
+    )
 
 
 def begin(thread_id: str, holder: str) -> bool:
@@ -74,6 +111,15 @@ def release(thread_id: str, holder: str) -> bool:
 def drop(thread_id: str, holder: str) -> None:
     """Let go whatever the flag says (work cancelled, or an engine shutting down)."""
     ThreadLease.objects.filter(pk=thread_id, holder=holder).delete()
+
+
+def hand_over(thread_id: str, holder: str) -> None:
+    """A worker shutting down with work cut short: lapse its lease (kept, wanted), so the
+    next acquire anywhere is a takeover that fences it and answers its reply again."""
+    # No holder's name: a heartbeat of the old holder already under way renews nothing.
+    ThreadLease.objects.filter(pk=thread_id, holder=holder).update(
+        holder=HANDED_OVER, until=timezone.now() - datetime.timedelta(seconds=1), wanted=True
+    )
 
 
 def renew(holder: str, thread_ids: set[str], seconds: float) -> set[str]:

@@ -156,6 +156,13 @@ class ThreadOrphaned(Payload, tag="signal.thread.orphaned"):
     dispatchId: Id | None = None
 
 
+class ThreadTakenOver(Payload, tag="signal.thread.taken_over"):
+    """Another engine holds the thread now; written at its new lease ``epoch`` before it
+    reads the log, so nothing its stopped holder writes can land after it."""
+
+    epoch: Annotated[int, Meta(ge=1, le=2**53 - 1)]
+
+
 class ThreadChildFinished(Payload, tag="signal.thread.child_finished"):
     childThreadId: Id
     report: Text
@@ -267,6 +274,7 @@ AnyPayload = (
     | ThreadRunState
     | ThreadPiFailed
     | ThreadOrphaned
+    | ThreadTakenOver
     | ThreadChildFinished
     | DirectorDecided
     | DirectorOutcome

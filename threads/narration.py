@@ -76,6 +76,9 @@ def narration(p, names: Names, author: str | None = None) -> str | None:
             return f"Reply finished · {spend.totalTokens} tokens · ${spend.costUsd:.4f}"
         case E.DispatchFailed(stage="director", error=error):
             return f"The director couldn't decide: {short_reason(error)}"
+        case E.DispatchFailed(stage="worker", final=False):
+            who = f"@{names.of(author).handle}" if author in names else "The reply"
+            return f"{who} was interrupted; answering again"
         case E.DispatchFailed(error=error, final=True):
             who = f"@{names.of(author).handle}" if author in names else "The reply"
             hint = f"; {CONFIG_HINT}" if is_config_error(error) else ""

@@ -26,6 +26,9 @@ class SandboxClaims(msgspec.Struct, frozen=True):
     exp: int
     dispatch: str | None = None  # the reply it was minted for
     run: str | None = None  # the coding run it was minted for
+    # The lease epoch its run holds its thread at: the proxy appends as the idempotent
+    # producer ``sandbox:<run>`` at this epoch, so a takeover fences it at the store.
+    epoch: int | None = None
 
 
 class InvalidSandboxToken(Exception):
@@ -44,6 +47,7 @@ def mint(
     ttl_s: int = DEFAULT_TTL_S,
     dispatch: str | None = None,
     run: str | None = None,
+    epoch: int | None = None,
 ) -> str:
     claims = {
         "sub": agent_id,
@@ -56,6 +60,8 @@ def mint(
         claims["dispatch"] = dispatch
     if run:
         claims["run"] = run
+    if epoch is not None:
+        claims["epoch"] = epoch
     return jwt.encode(claims, _key(), algorithm=ALGORITHM)
 
 

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods
 
 from arbe_site.api import (
     BadInput,
+    Conflict,
     api_view,
     decode_body,
     json_response,
@@ -27,9 +28,10 @@ from arbe_site.per_loop import per_loop
 from houses.access import access_stream, access_thread
 from streams import wire
 from streams.client import AsyncDurableStreamClient, async_service_client
+from streams.errors import ProducerSeqGap, ProducerStale
 from threads.entries import AnyPayload, Chat, Entry, EntryError, Id, encode_entry, to_builtins
 from threads.models import EntryLocation
-from threads.permissions import check_write
+from threads.permissions import WriteRefused, check_write
 from threads.posting import IdTaken
 from threads.read_watch import reader_of, unless_ended, until_ended, watch_for
 from threads.reading import find_entry
@@ -165,14 +167,38 @@ async def sandbox_stream(request, name):
         body = {"entries": [to_builtins(e) for e in earlier], "offset": None, "duplicate": True}
         return json_response(body)
     client = upstream()
-    if len(bodies) == 1:
-        result = await client.append(name, bodies[0])
-    else:
-        result = await client.append_batch(name, bodies)
+    producer = fenced_producer(request, access.principal.claims)
+    try:
+        if len(bodies) == 1:
+            result = await client.append(name, bodies[0], producer=producer)
+        else:
+            result = await client.append_batch(name, bodies, producer=producer)
+    except ProducerStale:
+        raise WriteRefused("This run's thread was taken over; its writes are refused.") from None
+    except ProducerSeqGap as exc:
+        raise Conflict(f"Producer-Seq: out of order ({exc})") from None
+    if result.duplicate:  # the same Producer-Seq again: it landed the first time
+        return json_response({"entries": [], "offset": None, "duplicate": True})
     await sync_to_async(after_append)(name, entries, result.next_offset)
     return json_response(
         {"entries": [to_builtins(e) for e in entries], "offset": result.next_offset}
     )
+
+
+def fenced_producer(request, claims) -> tuple[str, int, int] | None:
+    """A token minted at a lease epoch writes as the producer ``sandbox:<run>`` at that
+    epoch, with the caller's ``Producer-Seq`` (one per append, from 0, in order): the
+    store refuses it once a takeover has written at a newer epoch (``dispatch.takeover``)."""
+    if claims is None or claims.epoch is None:
+        return None
+    seq = request.headers.get("Producer-Seq", "")
+    if not seq.isdigit() or int(seq) > 2**53 - 1:
+        raise BadInput("Producer-Seq: this token writes with a sequence number (0, 1, …)")
+    return sandbox_producer(claims.run or claims.dispatch or claims.sub), claims.epoch, int(seq)
+
+
+def sandbox_producer(run_id: str) -> str:
+    return f"sandbox:{run_id}"
 
 
 def stamp(items: list[SandboxEntry], agent_id: str | None) -> list[Entry]:

@@ -60,3 +60,20 @@ def test_older_threads_no_longer_narrate_ordinary_chat():
     assert narration(outcome, Names()) is None
     retired = E.DirectorOutcome(upTo="m1", reason="@gone is no longer in this house.")
     assert narration(retired, Names()) == "Nobody speaks: @gone is no longer in this house."
+
+
+def test_an_interrupted_reply_says_it_answers_again_and_a_takeover_says_nothing():
+    names = Names({"ag_w": Name("Writer", "writer", is_bot=True)})
+    again = E.DispatchFailed(stage="worker", error="stopped", dispatchId="d1", final=False)
+    assert narration(again, names, "ag_w") == "@writer was interrupted; answering again"
+    gave_up = E.DispatchFailed(stage="worker", error="stopped again", dispatchId="d1", attempt=3)
+    assert narration(gave_up, names, "ag_w") == "@writer couldn't reply: stopped again"
+    assert narration(E.ThreadTakenOver(epoch=3), names) is None
+
+
+def test_a_takeover_record_is_checked_at_the_edge():
+    import pytest
+
+    E.encode_entry(E.Entry(id="e1", ts=1, payload=E.ThreadTakenOver(epoch=1)))
+    with pytest.raises(E.EntryError, match=r"\$\.payload\.epoch"):
+        E.encode_entry(E.Entry(id="e1", ts=1, payload=E.ThreadTakenOver(epoch=0)))

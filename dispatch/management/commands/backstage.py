@@ -5,6 +5,10 @@ processes send wakes and run starts to the ``director`` channel; this process
 receives them and runs passes, replies and runs. Every 60 s it orphans silent runs
 and recomputes threads stored as working or blocked, whose evidence ages without
 new entries.
+
+SIGTERM (a deploy): it stops taking wakes at once, lets running replies finish within
+``BACKSTAGE_DRAIN_S``, then hands what is left to another worker (``Backstage.drain``):
+the lease lapses at once and a wake goes out, so the taker answers the reply again.
 """
 
 import asyncio
@@ -12,6 +16,7 @@ import logging
 import signal
 
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from arbe_site.runtime import use_uvloop
@@ -52,10 +57,17 @@ class Command(BaseCommand):
             asyncio.create_task(engine.sweep_forever(interval)),
         ]
         await stop.wait()
+        tasks[0].cancel()  # no new wakes from now on: they stay for the other workers
+        self.stdout.write("backstage: draining", ending="\n")
+        self.stdout.flush()
+        handed = await engine.drain(settings.BACKSTAGE_DRAIN_S)
         for task in tasks:
             task.cancel()
-        while engine.busy():  # running replies record how they ended before we go
+        await asyncio.gather(*tasks, return_exceptions=True)
+        while engine.busy():  # wakes asked before the drain see it and give up
             await asyncio.sleep(0.1)
+        self.stdout.write(f"backstage: stopped ({handed} threads handed over)", ending="\n")
+        self.stdout.flush()
 
     async def receive(self, engine) -> None:
         layer = get_channel_layer()

@@ -1,4 +1,6 @@
-"""Two `manage.py backstage` processes over Redis: wakes spread, one worker killed mid-reply.
+"""Two `manage.py backstage` processes over Redis: wakes spread; the worker running a reply
+killed (kill -9), frozen past its lease (SIGSTOP, then SIGCONT) or stopped (SIGTERM) mid-reply,
+and the mention answered exactly once all the same.
 
 Run on the stack: ``python -m tests.peers.stack -- pytest tests/integration/dispatch``.
 """
@@ -16,11 +18,11 @@ import pytest
 
 from dispatch import backstage as module
 from dispatch.models import ThreadLease
-from dispatch.takeover import REPLY_STOPPED
+from dispatch.takeover import REPLY_INTERRUPTED
 from tests.integration.dispatch.test_worker import ROOT, database_url_of_the_test_db
 from tests.integration.dispatch.test_workers import assert_one_reply_at_a_time, taken_in
 from tests.peers.ports import stop
-from threads.entries import DispatchFailed, DispatchStarted
+from threads.entries import Chat, DispatchFailed, DispatchFinished, DispatchStarted
 
 pytestmark = [
     pytest.mark.backstage,
@@ -37,6 +39,7 @@ def workers(live, settings):
         "DATABASE_URL": database_url_of_the_test_db(),
         "BACKSTAGE": "worker",
         "BACKSTAGE_LEASE_S": "2",
+        "BACKSTAGE_DRAIN_S": "1",
         "PI_HOME": str(settings.PI_HOME),
         "PI_AGENT_DIR": settings.PI_AGENT_DIR,
         "SECRET_KEY": settings.SECRET_KEY,
@@ -98,33 +101,54 @@ def test_fifty_wakes_over_two_worker_processes(live, workers):
     assert all(proc.poll() is None for proc in workers)
 
 
-def test_kill_9_of_the_worker_holding_a_reply(live, workers):
+def holder_of(live, workers):
+    holder = ThreadLease.objects.get(pk=live.world.thread.id).holder
+    (proc,) = [p for p in workers if f":{p.pid}:" in holder]
+    return proc
+
+
+@pytest.mark.parametrize("fault", ["kill -9", "freeze", "sigterm"])
+def test_the_worker_holding_a_reply_fails_and_the_mention_is_answered_once(live, workers, fault):
     gate = live.fake.hold()
     try:
         asked = live.post("@helper this reply loses its worker")
         assert gate.arrived.wait(60)
-        holder = ThreadLease.objects.get(pk=live.world.thread.id).holder
-        (doomed,) = [p for p in workers if f":{p.pid}:" in holder]
-        os.kill(doomed.pid, signal.SIGKILL)
-        doomed.wait(10)
-        failed = live.wait_for(
-            lambda: [e for e in live.entries() if isinstance(e.payload, DispatchFailed)]
-        )
+        doomed = holder_of(live, workers)
+        if fault == "kill -9":
+            os.killpg(doomed.pid, signal.SIGKILL)  # its Pi too
+            doomed.wait(10)
+        elif fault == "freeze":
+            os.kill(doomed.pid, signal.SIGSTOP)  # its Pi waits on at the gate
+        else:
+            os.kill(doomed.pid, signal.SIGTERM)  # drains 1 s, then hands the reply over
+        live.wait_for(lambda: failures(live))
+        if fault == "freeze":
+            gate.release()  # the frozen worker's Pi answers; the worker thaws
+            os.kill(doomed.pid, signal.SIGCONT)
         wait_settled(live)
+        if fault == "sigterm":
+            assert doomed.wait(30) == 0  # it stopped cleanly once it had handed over
     finally:
         gate.release()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(doomed.pid, signal.SIGCONT)
 
     entries = live.entries()
     (started,) = [e for e in entries if isinstance(e.payload, DispatchStarted)]
-    assert failed[0].payload == DispatchFailed(
-        stage="worker", error=REPLY_STOPPED, dispatchId=started.payload.dispatchId
+    dispatch_id = started.payload.dispatchId
+    assert failures(live)[0].payload == DispatchFailed(
+        stage="worker", error=REPLY_INTERRUPTED, dispatchId=dispatch_id, final=False
     )
     assert_one_reply_at_a_time(entries)
     assert taken_in(entries)[asked] == 1
+    bot = live.world.bot.id
+    assert len([e for e in entries if isinstance(e.payload, Chat) and e.authorId == bot]) == 1
+    finished = [e.payload.dispatchId for e in entries if isinstance(e.payload, DispatchFinished)]
+    assert finished == [dispatch_id]
     body = live.now()
     assert body["now"]["reply"] is None and body["status"]["state"] != "working"
 
-    # The survivor, idle while it waited, still takes wakes from the channel layer.
+    # A worker still takes wakes from the channel layer.
     live.post("@helper still there?")
     wait_settled(live)
     assert live.types()[-3:] == [
@@ -132,3 +156,7 @@ def test_kill_9_of_the_worker_holding_a_reply(live, workers):
         "signal.dispatch.finished",
         "signal.thread_director.outcome",
     ]
+
+
+def failures(live) -> list:
+    return [e for e in live.entries() if isinstance(e.payload, DispatchFailed)]
