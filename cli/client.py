@@ -80,11 +80,17 @@ class StatusRow(msgspec.Struct):
     message: str = ""
 
 
+class Total(msgspec.Struct):
+    totalTokens: int = 0
+    costUsd: float = 0.0
+
+
 class NowAnswer(msgspec.Struct):
     now: ThreadNow
     offset: str
     status: StatusRow
     fold: FoldState = msgspec.field(default_factory=FoldState)  # to go on folding from offset
+    total: Total = msgspec.field(default_factory=Total)  # the thread's spend, all replies
 
 
 class HitHouse(msgspec.Struct):

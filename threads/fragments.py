@@ -155,7 +155,9 @@ def entry_fragments(entries: list[E.Entry], names: Names, thread_id: str) -> lis
 
 
 def now_context(now: ThreadNow, names: Names, thread_id: str) -> dict:
-    status = derive_thread_status(now, thread_id=thread_id)
+    status = derive_thread_status(
+        now, thread_id=thread_id, name_of=lambda agent: names.of(agent).display
+    )
     return {
         "now": now,
         "status": status.state,

@@ -222,7 +222,9 @@
     var cost = Number(total.dataset.cost) + Number(span.dataset.cost || 0);
     total.dataset.tokens = String(tokens);
     total.dataset.cost = String(cost);
-    total.textContent = tokens + " tokens" + (cost ? " · $" + cost.toFixed(4) : "");
+    // The server's words (threads/templatetags/arbe_now.py `spend`): "1,410 tokens · $0.0123".
+    total.textContent = tokens.toLocaleString("en-US") + (tokens === 1 ? " token" : " tokens") +
+      (cost ? " · $" + cost.toFixed(4) : "");
     total.parentElement.hidden = !tokens;
   }
 
