@@ -206,7 +206,8 @@
   }
 
   function localTimes() {
-    $$("#entries time[datetime]:not([data-local])").forEach(function (time) {
+    // Times with data-relative are when.js's (one rule for every page).
+    $$("#entries time[datetime]:not([data-local]):not([data-relative])").forEach(function (time) {
       var when = new Date(time.getAttribute("datetime"));
       if (isNaN(when)) return;
       time.textContent = timeFormat.format(when); // the day is in the divider above
