@@ -44,7 +44,7 @@
     var days = -calendarDays(date, now);
     if (days === 0) return "in " + Math.round(ms / HOUR) + " h";
     if (days === 1) return "tomorrow";
-    if (days < 7) return "in " + days + " days";
+    if (days <= 7) return "in " + days + " days";
     return day(date, now);
   }
 
