@@ -131,7 +131,10 @@ def test_houses_page_shows_rollup_counts(world):
     client.post(f"/api/threads/{world.thread.id}/entries", {"text": "busy"})
     assert "working" not in client.get("/").content.decode()  # waiting for the director
     Thread.objects.filter(pk=world.thread.pk).update(status="working", status_message="x")
-    assert "1 working" in client.get("/").content.decode()
+    html = client.get("/").content.decode()
+    assert "status-working" in html and "1 working" not in html  # the badge says it
+    Thread.objects.filter(pk=world.other_thread.pk).update(status="working", status_message="y")
+    assert "2 working" in client.get("/").content.decode()
 
 
 def test_houses_page_shows_each_house_state_and_who_speaks_for_it(world):
