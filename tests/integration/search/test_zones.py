@@ -56,3 +56,11 @@ def test_the_command_sends_its_machines_zone():
     assert local_zone({"TZ": AHEAD}) == AHEAD
     assert local_zone({"TZ": ":Europe/Paris"}) == "Europe/Paris"
     assert local_zone({"TZ": "EST5EDT,M3.2.0,M11.1.0"}) == "UTC"  # a POSIX rule: no IANA name
+
+
+def test_the_command_searches_in_its_machines_day(world, around_midnight, monkeypatch):
+    from tests.integration.test_cli import Terminal
+
+    monkeypatch.setattr("cli.client.local_zone", lambda environ: AHEAD)
+    out = Terminal(world.member)("search", "standup after:yesterday").out
+    assert around_midnight["today"] in out and around_midnight["yesterday"] not in out
