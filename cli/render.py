@@ -61,8 +61,20 @@ def house_line(house) -> str:
     )
 
 
-def thread_line(thread) -> str:
-    message = f" — {thread.statusMessage}" if thread.statusMessage else ""
+# A bot's id in a status stored before status messages named bots ("ag_… is thinking").
+AGENT_ID = re.compile(r"\bag_[a-z0-9]{12}\b")
+
+
+def named(message: str, names: Names | None) -> str:
+    """``message`` with any agent id shown as its @handle: a person reads names, never ids."""
+    if names is None:
+        return message
+    return AGENT_ID.sub(lambda m: "@" + names.of(m.group()).handle, message)
+
+
+def thread_line(thread, names: Names | None = None) -> str:
+    said = named(thread.statusMessage, names)
+    message = f" — {said}" if said else ""
     state = label(thread.status)
     return f"{thread.id}  {clock(thread.lastEntryTs)}  {state:<8} {thread.title}{message}"
 

@@ -176,3 +176,12 @@ def test_now_says_names_and_the_pages_spend_figures(world):
     assert "  thread total: 1,410 tokens · $0.0123" in ran.out.splitlines()
     page = world.client_for(world.member).get(f"/threads/{world.thread.id}/").content.decode()
     assert "1,410 tokens · $0.0123" in page and "Thread total" in page
+
+
+def test_threads_show_names_even_for_a_record_stored_with_an_id(world):
+    from threads.models import Thread
+
+    stored = {"status": "working", "status_message": f"{world.bot.id} is thinking"}
+    Thread.objects.filter(pk=world.thread.pk).update(**stored)
+    out = Terminal(world.member)("threads", "h").out
+    assert "— @helper is thinking" in out and world.bot.id not in out
