@@ -23,6 +23,7 @@ from arbe_site.runtime import settle_runtime  # noqa: E402
 from boards.routing import websocket_urlpatterns as board_websocket_urlpatterns  # noqa: E402
 from dispatch.backstage import start_with_web  # noqa: E402
 from houses.consumers import HouseConsumer  # noqa: E402
+from houses.home_socket import HomeConsumer  # noqa: E402
 from streams.server import create_app as create_streams_app  # noqa: E402
 from threads.consumers import ThreadConsumer  # noqa: E402
 
@@ -30,6 +31,7 @@ websocket_urlpatterns = [
     *board_websocket_urlpatterns,  # ws/houses/<slug>/board/, before the house route
     path("ws/threads/<str:thread_id>/", ThreadConsumer.as_asgi()),
     path("ws/houses/<slug:slug>/", HouseConsumer.as_asgi()),
+    path("ws/home/", HomeConsumer.as_asgi()),
 ]
 streams_app = create_streams_app()
 django_with_static = ASGIStaticFilesHandler(django_app)

@@ -8,6 +8,7 @@ scoped client (``streams.scoped``), which never holds the service secret.
 from __future__ import annotations
 
 import os
+import zoneinfo
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -80,11 +81,17 @@ class StatusRow(msgspec.Struct):
     message: str = ""
 
 
+class Total(msgspec.Struct):
+    totalTokens: int = 0
+    costUsd: float = 0.0
+
+
 class NowAnswer(msgspec.Struct):
     now: ThreadNow
     offset: str
     status: StatusRow
     fold: FoldState = msgspec.field(default_factory=FoldState)  # to go on folding from offset
+    total: Total = msgspec.field(default_factory=Total)  # the thread's spend, all replies
 
 
 class HitHouse(msgspec.Struct):
@@ -117,10 +124,27 @@ class Problem(msgspec.Struct):
     error: str = ""
 
 
+def local_zone(environ: Mapping[str, str] = os.environ) -> str:
+    """This machine's IANA zone name: ``TZ`` if set, else where /etc/localtime points;
+    UTC when neither says (the server refuses a name it doesn't know)."""
+    name = (environ.get("TZ") or "").removeprefix(":")
+    if not name:
+        try:
+            name = os.path.realpath("/etc/localtime").split("zoneinfo/", 1)[1]
+        except (IndexError, OSError):
+            name = ""
+    try:
+        zoneinfo.ZoneInfo(name)  # a POSIX rule like "EST5EDT,M3.2.0" is no IANA name
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return "UTC"
+    return name
+
+
 @dataclass(frozen=True)
 class Settings:
     url: str
     token: str
+    zone: str = "UTC"  # sent with searches: "today" is the person's day
 
     @classmethod
     def resolve(cls, url: str | None, token: str | None, environ: Mapping[str, str] = os.environ):
@@ -129,7 +153,7 @@ class Settings:
         token = token or environ.get("ARBE_TOKEN") or ""
         if not token:
             raise CliError(f"No API token. Make one at {url}/tokens/ and set ARBE_TOKEN.")
-        return cls(url, token)
+        return cls(url, token, local_zone(environ))
 
 
 class Api:
@@ -197,7 +221,7 @@ class Api:
     def search(
         self, q: str, house: str | None = None, sort: str = "newest", cursor: str | None = None
     ) -> SearchPage:
-        params = {"q": q, "sort": sort, "limit": 50}
+        params = {"q": q, "sort": sort, "limit": 50, "tz": self.settings.zone}
         params |= {"house": house} if house else {}
         params |= {"cursor": cursor} if cursor else {}
         return self.call("GET", "/api/search", SearchPage, params=params)

@@ -11,13 +11,14 @@ import shutil
 import threading
 import time
 
-from cli.client import Api, NowAnswer, StatusRow
+from cli.client import Api, NowAnswer, StatusRow, Total
 from cli.render import decoded, now_lines, print_entries
 from streams import wire
+from threads import entries as E
 from threads.now import LIVE_RUN_STATES, NowFold, with_delegated_spend
 from threads.projection import visible_entries
 from threads.states import State
-from threads.status import derive_thread_status
+from threads.status import REPLY_TURN_CAP_MS, derive_thread_status
 
 
 class Watch:
@@ -33,10 +34,20 @@ class Watch:
         bots = [agent for agent, name in self.names.items() if name.is_bot]
         run = thread.parentId is not None  # a coding run's own thread
         self.fold = NowFold.resume(answer.now, answer.fold, bots=bots, run=run)
+        self.total = answer.total
+
+    def _count(self, entry) -> None:
+        # The thread total grows by each finished reply, as the page's does.
+        if isinstance(entry.payload, E.DispatchFinished) and entry.id not in self.fold.ids:
+            spend = entry.payload.spend
+            self.total = Total(
+                self.total.totalTokens + spend.totalTokens, self.total.costUsd + spend.costUsd
+            )
 
     def apply(self, entry) -> None:
         if entry.authorId and entry.authorId not in self.names:
             self.names = self.api.names(self.house)  # someone new joined
+        self._count(entry)
         self.fold.apply(entry)
 
     def answer(self) -> NowAnswer:
@@ -45,12 +56,20 @@ class Watch:
         # A delegated run ended on the parent is the child's business (as /now leaves it).
         view.runs = [r for r in view.runs if not r.childThreadId or r.state in LIVE_RUN_STATES]
         with_delegated_spend(view)
-        status = derive_thread_status(view, thread_id=self.thread_id)
-        return NowAnswer(view, self.offset, StatusRow(status.state, status.message))
+        status = derive_thread_status(
+            view, thread_id=self.thread_id, name_of=lambda agent: self.names.of(agent).display
+        )
+        row = StatusRow(status.state, status.message)
+        return NowAnswer(view, self.offset, row, total=self.total)
 
     def busy(self) -> bool:
         """Someone is working, or a message waits for a bot (and the thread is live)."""
-        return self.answer().status.state == State.WORKING
+        answer = self.answer()
+        if answer.status.state == State.WORKING:
+            return True
+        # A message the director hasn't passed over reads idle, yet a reply may follow.
+        live = answer.now.nowMs - answer.now.lastTs <= REPLY_TURN_CAP_MS
+        return bool(answer.now.waiting) and live
 
     def lines(self) -> list[str]:
         return now_lines(self.answer(), self.names)

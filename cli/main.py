@@ -31,6 +31,7 @@ import msgspec
 from cli.client import Api, CliError, Settings
 from cli.live import follow_now, read_until_quiet
 from cli.render import (
+    AGENT_ID,
     Output,
     decoded,
     hit_line,
@@ -183,8 +184,12 @@ def houses(api: Api, args, out: Output, **_) -> None:
 
 
 def threads(api: Api, args, out: Output, **_) -> None:
+    names: dict[str, Names] = {}
     for thread in api.threads(args.house):
-        out.line(thread_line(thread))
+        legacy = AGENT_ID.search(thread.statusMessage)
+        if legacy and thread.house not in names:  # read only for a record that holds ids
+            names[thread.house] = api.names(thread.house)
+        out.line(thread_line(thread, names.get(thread.house)))
 
 
 def new(api: Api, args, out: Output, **_) -> None:

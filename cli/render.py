@@ -13,6 +13,7 @@ import msgspec
 from threads import entries as E
 from threads.entries import EntryError, convert_entry, to_builtins
 from threads.narration import Names, narration
+from threads.states import label
 
 
 class Output:
@@ -40,7 +41,7 @@ def entry_line(entry: E.Entry, names: Names) -> str | None:
     if isinstance(p, E.DispatchStarted):
         return f"{when} · @{names.of(p.agentId).handle} is replying"
     if isinstance(p, E.EntryDeleted):
-        return f"{when} · message {p.entryId} was deleted"
+        return f"{when} · a message was deleted"
     line = narration(p, names, entry.authorId)
     return f"{when} · {line}" if line else None
 
@@ -56,19 +57,33 @@ def house_line(house) -> str:
         f"{speaker.get('title', '')}: {speaker.get('message', '')}".strip(": ") if speaker else ""
     )
     return "  ".join(
-        x for x in (house.slug, house.status, said, f"({counts})" if counts else "") if x
+        x for x in (house.slug, label(house.status), said, f"({counts})" if counts else "") if x
     )
 
 
-def thread_line(thread) -> str:
-    message = f" — {thread.statusMessage}" if thread.statusMessage else ""
-    return f"{thread.id}  {clock(thread.lastEntryTs)}  {thread.status:<8} {thread.title}{message}"
+# A bot's id in a status stored before status messages named bots ("ag_… is thinking").
+AGENT_ID = re.compile(r"\bag_[a-z0-9]{12}\b")
+
+
+def named(message: str, names: Names | None) -> str:
+    """``message`` with any agent id shown as its @handle: a person reads names, never ids."""
+    if names is None:
+        return message
+    return AGENT_ID.sub(lambda m: "@" + names.of(m.group()).handle, message)
+
+
+def thread_line(thread, names: Names | None = None) -> str:
+    said = named(thread.statusMessage, names)
+    message = f" — {said}" if said else ""
+    state = label(thread.status)
+    return f"{thread.id}  {clock(thread.lastEntryTs)}  {state:<8} {thread.title}{message}"
 
 
 def now_lines(answer, names: Names) -> list[str]:
     """The current-view panel as lines: state, who is working on what, what waits, spend."""
     now, status = answer.now, answer.status
-    lines = [f"{status.state}: {status.message}" if status.message else status.state]
+    state = label(status.state)
+    lines = [f"{state}: {status.message}" if status.message else state]
     if reply := now.reply:
         lines.append(
             f"  replying: @{names.of(reply.agentId).handle} (round {reply.round}, {reply.phase})"
@@ -79,14 +94,31 @@ def now_lines(answer, names: Names) -> list[str]:
         child = f" in {run.childThreadId}" if run.childThreadId else ""
         doing = f" · {run.phase} (round {run.round})" if run.phase else ""
         lines.append(f"  run @{names.of(run.agentId).handle}: {run.state}{doing}{child}")
-    if now.waitingCount or now.taken:
-        lines.append(f"  messages waiting: {now.waitingCount:,} · taken: {len(now.taken)}")
+    if now.waitingCount:
+        lines.append(f"  {count(now.waitingCount, 'message')} waiting")
+    if now.taken:
+        lines.append(f"  {count(len(now.taken), 'message')} read mid-reply")
     if now.owed:
         lines.append("  still owed: " + ", ".join(f"@{names.of(a).handle}" for a in now.owed))
     if now.silence:
         lines.append(f"  nobody speaks: {now.silence}")
-    lines.append(f"  spend: {now.spend.totalTokens} tokens · ${now.spend.costUsd:.4f}")
+    # The page's figures under the page's labels (templates/threads/_now.html, thread.html).
+    if now.spend.totalTokens:
+        which = "this reply" if now.reply else "last reply"
+        lines.append(f"  {which}: {spend_text(now.spend.totalTokens, now.spend.costUsd)}")
+    if (total := answer.total).totalTokens:  # the page hides a total of nothing too
+        lines.append(f"  thread total: {spend_text(total.totalTokens, total.costUsd)}")
     return lines
+
+
+def count(n: int, noun: str) -> str:
+    """``1 message``, ``3 messages``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def spend_text(tokens: int, cost: float) -> str:
+    """``1,410 tokens · $0.0123``, as the thread page writes it."""
+    return f"{count(tokens, 'token')}" + (f" · ${cost:.4f}" if cost else "")
 
 
 def decoded(raw: Iterable[dict], out: Output) -> list:

@@ -8,7 +8,7 @@ from django.template.loader import render_to_string
 from threads.fragments import Names, house_names
 from threads.models import Thread
 from threads.paging import page_of
-from threads.unread import read_positions, unread_count
+from threads.unread import house_unread, read_positions, unread_count
 
 AGENT_ID = re.compile(r"\bag_[a-z0-9]{12}\b")
 
@@ -56,7 +56,17 @@ def row_fragment(house_id: int, thread_id: str, user=None, *, move: bool = True)
         return ""
     (row,) = thread_rows([thread], house_names(house_id), user)
     template = "houses/_thread_row_oob.html" if move else "houses/_thread_row_swap.html"
-    return render_to_string(template, {"row": row})
+    total = {"unread_total": unread_total(user, house_id), "oob": True}
+    return render_to_string(template, {"row": row}) + render_to_string(
+        "houses/_unread_total.html", total
+    )
+
+
+def unread_total(user, house_id: int) -> int:
+    """The person's unread messages in the house (the tab title's count)."""
+    if user is None:
+        return 0
+    return house_unread(user, [house_id]).get(house_id, 0)
 
 
 def live_threads(house_id: int):
@@ -71,7 +81,10 @@ def list_context(house, user, cursor: str = "") -> dict:
     """A page of the house's thread rows for ``user`` and the cursor of the next page."""
     page = page_of(live_threads(house.pk), cursor, ROWS)
     rows = thread_rows(page.rows, house_names(house.pk), user)
-    return {"house": house, "rows": rows, "next": page.next}
+    context = {"house": house, "rows": rows, "next": page.next}
+    if not cursor:  # the first page carries the house's unread total (the tab title)
+        context["unread_total"] = unread_total(user, house.pk)
+    return context
 
 
 def list_fragment(house_id: int, user) -> str:
@@ -81,4 +94,6 @@ def list_fragment(house_id: int, user) -> str:
     from houses.models import House
 
     context = list_context(House.objects.get(pk=house_id), user) | {"oob": True}
-    return render_to_string("houses/_thread_list.html", context)
+    return render_to_string("houses/_thread_list.html", context) + render_to_string(
+        "houses/_unread_total.html", context
+    )

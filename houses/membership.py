@@ -5,6 +5,7 @@ from django.db.models import Q
 
 from houses.models import Agent, House, Membership, handle_clash
 from houses.names import ascii_handle_base, strip_hidden
+from threads.unread import start_at_tail
 
 
 class LastOwnerError(ValueError):
@@ -61,6 +62,8 @@ def add_member(house: House, user, role: str = Membership.Role.MEMBER) -> Member
     membership, created = Membership.objects.get_or_create(
         house=house, user=user, defaults={"role": role}
     )
+    if created:
+        start_at_tail(user.pk, house.pk)
     if not created and membership.role != role:
         membership = set_role(membership, role)
     return membership
@@ -69,16 +72,20 @@ def add_member(house: House, user, role: str = Membership.Role.MEMBER) -> Member
 def join_house(house: House, user) -> tuple[Membership, bool]:
     """``user`` in ``house`` as a member unless already in it (their role is kept).
 
-    Returns the membership and whether it is new. Joining appends nothing: house
+    Returns the membership and whether it is new. Their unread count starts at the join
+    (``threads.unread.start_at_tail``). Joining appends nothing: house
     membership is not part of any thread's log (docs/decisions.md, "Joining"). Refused
     (``HandleTaken``) if a bot in the house has their handle.
     """
     agent = agent_for_user(user, house)
     if not Membership.objects.filter(house=house, user=user).exists():
         _check_handle(house, agent)
-    return Membership.objects.get_or_create(
+    membership, created = Membership.objects.get_or_create(
         house=house, user=user, defaults={"role": Membership.Role.MEMBER}
     )
+    if created:
+        start_at_tail(user.pk, house.pk)
+    return membership, created
 
 
 @transaction.atomic

@@ -10,9 +10,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from arbe_site.concurrency import in_thread
 from dispatch.botcheck import check_bot
-from houses.access import access_house, access_owned_bot, access_owned_house, houses_of
+from houses.access import access_house, access_owned_bot, access_owned_house
 from houses.forms import AddBotForm, AddMemberForm, BotInvolvementForm, InviteForm, NewThreadForm
 from houses.fragments import list_context
+from houses.home import home_context
 from houses.invites import live_invites
 from houses.membership import (
     HandleTaken,
@@ -25,7 +26,6 @@ from houses.membership import (
     retire_bot,
 )
 from houses.models import Agent
-from houses.rollup import rollups, with_rollup
 from houses.tokens import BadTokenName, issue_token, revoke_token, tokens_of
 from threads.lifecycle import create_thread
 from threads.paging import BadCursor
@@ -33,8 +33,7 @@ from threads.paging import BadCursor
 
 @login_required
 def home(request):
-    houses = rollups(with_rollup(houses_of(request.user)))
-    return render(request, "houses/home.html", {"houses": houses})
+    return render(request, "houses/home.html", home_context(request.user))
 
 
 @login_required

@@ -3,6 +3,7 @@
 from django.views.decorators.http import require_http_methods
 
 from arbe_site.api import BadInput, api_view, json_response, people_only
+from arbe_site.zones import BadZone, viewer_zone
 from houses.access import access_house
 from search.query import BadQuery
 from search.service import Hit, run_search
@@ -33,6 +34,7 @@ def search(request):
     slug = request.GET.get("house") or None
     house = access_house(principal, slug).house if slug else None
     try:
+        zone = viewer_zone(request)
         limit = int(request.GET.get("limit") or 20)
         results = run_search(
             principal.user,
@@ -42,9 +44,11 @@ def search(request):
             sort=request.GET.get("sort") or "newest",
             cursor=request.GET.get("cursor") or None,
             limit=limit,
+            zone=zone,
         )
-    except ValueError as exc:  # BadQuery, or a limit that isn't a number
-        raise BadInput(str(exc) if isinstance(exc, BadQuery) else "limit: a number") from None
+    except ValueError as exc:  # BadQuery, BadZone, or a limit that isn't a number
+        known = isinstance(exc, BadQuery | BadZone)
+        raise BadInput(str(exc) if known else "limit: a number") from None
     return json_response(
         {"results": [hit_row(h) for h in results.hits], "next": results.next_cursor}
     )

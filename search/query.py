@@ -47,8 +47,8 @@ class Query:
     not_authors: list[str] = field(default_factory=list)
     houses: list[str] = field(default_factory=list)  # in: values
     not_houses: list[str] = field(default_factory=list)
-    before: dt.date | None = None  # ts < the start of this day (UTC)
-    after: dt.date | None = None  # ts >= the start of the next day (UTC)
+    before: dt.date | None = None  # ts < the start of this day (in the viewer's zone)
+    after: dt.date | None = None  # ts >= the start of the next day (in the viewer's zone)
 
     @property
     def positive(self) -> list[Term]:
@@ -66,7 +66,8 @@ class Query:
 
 
 def parse_query(text: str, *, today: dt.date | None = None) -> Query:
-    """Read ``text`` into a ``Query``, or raise ``BadQuery`` saying why it can't run."""
+    """``today`` is the viewer's day (``today_in`` their zone); UTC's when not given."""
+    # Read ``text`` into a ``Query``, or raise ``BadQuery`` saying why it can't run.
     if len(text) > MAX_QUERY_CHARS:
         raise BadQuery(f"q: a search may be at most {MAX_QUERY_CHARS} characters.")
     query = Query()
@@ -163,6 +164,11 @@ def parse_day(value: str, today: dt.date) -> dt.date:
     return day
 
 
-def day_start_ms(day: dt.date) -> int:
-    """Unix ms at 00:00 UTC of ``day``."""
-    return int(dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp() * 1000)
+def today_in(zone: dt.tzinfo) -> dt.date:
+    """The viewer's today: the date it is now in their zone."""
+    return dt.datetime.now(zone).date()
+
+
+def day_start_ms(day: dt.date, zone: dt.tzinfo = dt.UTC) -> int:
+    """Unix ms at 00:00 of ``day`` in ``zone`` (UTC unless the viewer's zone is known)."""
+    return int(dt.datetime(day.year, day.month, day.day, tzinfo=zone).timestamp() * 1000)

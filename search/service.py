@@ -18,7 +18,7 @@ from django.db.models import Q
 from houses.access import houses_of
 from houses.models import Agent, House
 from search.backends import RELEVANCE_WINDOW, START, STOP, Plan, Row, backend
-from search.query import BadQuery, Query, day_start_ms, parse_query
+from search.query import BadQuery, Query, day_start_ms, parse_query, today_in
 
 SORTS = ("newest", "relevance")
 MAX_LIMIT = 50
@@ -72,12 +72,14 @@ def run_search(
     sort: str = "newest",
     cursor: str | None = None,
     limit: int = 20,
+    zone: dt.tzinfo = dt.UTC,
 ) -> Results:
-    """One page of results for ``text``; ``house`` (already access-checked) narrows it."""
+    """One page of results for ``text``; ``house`` (already access-checked) narrows it.
+    Days (``after:``, ``before:``, ``today``) are the viewer's, in ``zone``."""
     if sort not in SORTS:
         raise BadQuery("sort: must be 'newest' or 'relevance'.")
-    query = parse_query(text)
-    plan = plan_for(user, viewer_agent_id, query, house)
+    query = parse_query(text, today=today_in(zone))
+    plan = plan_for(user, viewer_agent_id, query, house, zone)
     plan.relevance = sort == "relevance" and bool(query.positive)
     limit = max(1, min(limit, MAX_LIMIT))
     if cursor:
@@ -100,7 +102,9 @@ def run_search(
 NOTHING = Plan(houses=("NULL", []))
 
 
-def plan_for(user, viewer_agent_id: str | None, query: Query, house: House | None) -> Plan:
+def plan_for(
+    user, viewer_agent_id: str | None, query: Query, house: House | None, zone=dt.UTC
+) -> Plan:
     """The plan for ``query``, or ``NOTHING``. The viewer's houses stay a subquery of
     ``houses_of`` unless ``in:`` or ``house`` narrow them (then they are read first)."""
     houses = houses_of(user).order_by()
@@ -127,9 +131,9 @@ def plan_for(user, viewer_agent_id: str | None, query: Query, house: House | Non
     if query.not_authors:
         plan.not_authors = _agent_ids(query.not_authors, houses, viewer_agent_id)
     if query.before is not None:
-        plan.ts_max = day_start_ms(query.before)
+        plan.ts_max = day_start_ms(query.before, zone)
     if query.after is not None:
-        plan.ts_min = day_start_ms(query.after + dt.timedelta(days=1))
+        plan.ts_min = day_start_ms(query.after + dt.timedelta(days=1), zone)
     if _empty_range(plan):
         return NOTHING
     return plan

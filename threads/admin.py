@@ -9,6 +9,7 @@ from contextvars import ContextVar
 
 from django.contrib import admin, messages
 from django.shortcuts import get_object_or_404
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
@@ -158,7 +159,8 @@ class ThreadAdmin(admin.ModelAdmin):
         # The /now fold written through the status_rev guard, as the sweep does.
         for thread_id in queryset.values_list("pk", flat=True):
             sync_status(thread_id)
-        messages.success(request, f"Recomputed {queryset.count()} thread(s).")
+        n = queryset.count()
+        messages.success(request, f"Recomputed {n} thread{pluralize(n)}.")
 
     @admin.display(description="Raw entries")
     def raw_entries(self, obj):

@@ -17,7 +17,8 @@ from threads.lifecycle import create_thread
 from threads.paging import limit_of, page_of
 from threads.posting import Posted, delete_chat, post_chat
 from threads.status import derive_thread_status
-from threads.status_sync import now_ms, repair_drift
+from threads.status_sync import agent_name, now_ms, repair_drift
+from threads.windows import thread_spend
 
 
 class PostEntryBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -114,9 +115,17 @@ def thread_now(request, thread_id):
     the fold's state a client resumes ``NowFold`` from to fold what it tails."""
     access = access_thread(request.principal, thread_id)
     loaded = load_view(access.thread, now_ms=now_ms())
-    status = derive_thread_status(loaded.now, thread_id=thread_id)
+    status = derive_thread_status(loaded.now, thread_id=thread_id, name_of=agent_name)
     repair_drift(access.thread, status)
-    body = {"now": loaded.now, "offset": loaded.offset, "status": status, "fold": loaded.fold}
+    tokens, cost = thread_spend(thread_id)
+    body = {
+        "now": loaded.now,
+        "offset": loaded.offset,
+        "status": status,
+        "fold": loaded.fold,
+        # "now.spend" is the current (or last) reply's; this is the thread's, as its page says.
+        "total": {"totalTokens": tokens, "costUsd": cost},
+    }
     return json_response(body)
 
 

@@ -155,7 +155,9 @@ def entry_fragments(entries: list[E.Entry], names: Names, thread_id: str) -> lis
 
 
 def now_context(now: ThreadNow, names: Names, thread_id: str) -> dict:
-    status = derive_thread_status(now, thread_id=thread_id)
+    status = derive_thread_status(
+        now, thread_id=thread_id, name_of=lambda agent: names.of(agent).display
+    )
     return {
         "now": now,
         "status": status.state,
@@ -192,7 +194,20 @@ def window_items(part, names: Names, thread_id: str) -> list[dict]:
     return [v for item in items if (v := item_context(item, names))]
 
 
-def page_context(access, *, now_ms: int, around: str = "") -> dict:
+def first_unread(entries, unread: int) -> str:
+    """The id of the first of the ``unread`` newest chat among ``entries`` (the top one
+    when there are more unread than the slice holds); "" when nothing is unread."""
+    if unread <= 0:
+        return ""
+    from threads.projection import tombstoned_ids
+
+    chats = [e.id for e in E.first_of_each_id(entries) if isinstance(e.payload, E.Chat)]
+    gone = tombstoned_ids(entries)  # deleted chat keeps its place in the count, not on the page
+    shown = [i for i in chats[max(len(chats) - unread, 0) :] if i not in gone]
+    return shown[0] if shown else ""
+
+
+def page_context(access, *, now_ms: int, around: str = "", was_read: int | None = None) -> dict:
     """Everything the thread page renders: the newest history window (or the windows around
     a linked message, then the newest), the current view, offsets."""
     from urllib.parse import quote
@@ -223,6 +238,12 @@ def page_context(access, *, now_ms: int, around: str = "") -> dict:
         "viewer_avatar": avatar(viewer_id, names.of(viewer_id)),
         "viewer_name": names.of(viewer_id),
         "is_owner": access.is_owner,
+        # The person's first unread message, for the "New messages" divider (static/arbe/unread.js).
+        "first_unread": (
+            first_unread(part.entries, thread.chat_seq - was_read)
+            if was_read is not None and not linked
+            else ""
+        ),
         "total_tokens": part.spent_tokens + sum(s.totalTokens for s in finished),
         "total_cost": part.spent_cost + sum(s.costUsd for s in finished),
         "bots": sorted(

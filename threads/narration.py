@@ -71,9 +71,10 @@ def narration(p, names: Names, author: str | None = None) -> str | None:
         case E.DirectorOutcome(picked=[], reason=reason) if reason:
             return f"Nobody speaks: {reason}"
         case E.DispatchSteered(entryIds=ids):
-            return f"The reply took in {len(ids)} new message(s)."
+            n = len(ids)
+            return f"The reply took in {n} new message{'' if n == 1 else 's'}."
         case E.DispatchFinished(spend=spend):
-            return f"Reply finished · {spend.totalTokens} tokens · ${spend.costUsd:.4f}"
+            return f"Reply finished · {spend.totalTokens:,} tokens · ${spend.costUsd:.4f}"
         case E.DispatchFailed(stage="director", error=error):
             return f"The director couldn't decide: {short_reason(error)}"
         case E.DispatchFailed(stage="worker", final=False):

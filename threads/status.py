@@ -2,7 +2,9 @@
 
 ``derive_thread_status(now)`` gives the thread's own record, one per bot that
 acted since the last person's message, and one per delegated run; the thread
-takes the highest of blocked > working > error > done > idle. Working needs
+takes the highest of blocked > working > error > done > idle. Working means a bot
+was picked: a reply runs, or a picked bot still owes one. A message only waiting for
+the director's pass reads idle ("Deciding who answers …", docs/decisions.md). Working needs
 live evidence: when nothing was written for longer than a reply may run
 (``REPLY_TURN_CAP_MS``), a reply or a waiting message has nobody behind it and
 reads idle, or error if its attempts failed; a coding run is dead after
@@ -11,11 +13,22 @@ reads idle, or error if its attempts failed; a coding run is dead after
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 
 from threads.now import LIVE_RUN_STATES, WAITING_SHOWN, ThreadNow
 from threads.states import RANK as STATUS_RANK
 from threads.states import State as Status
+
+# A reply's phase as the page says it ("Ari is thinking"), shared with its Now panel.
+PHASE_WORDS = {
+    "thinking": "is thinking",
+    "tool": "is running a tool",
+    "answering": "is writing",
+    "steering": "is reading new messages",
+    "retrying": "is trying again",
+}
 
 REPLY_TURN_CAP_MS = 10 * 60 * 1000
 RUN_SILENCE_MS = 90 * 1000
@@ -53,10 +66,14 @@ class ThreadStatus(msgspec.Struct, frozen=True):
     records: list[Record]
 
 
-def derive_thread_status(now: ThreadNow, *, thread_id: str = "") -> ThreadStatus:
+def derive_thread_status(
+    now: ThreadNow, *, thread_id: str = "", name_of: Callable[[str], str] | None = None
+) -> ThreadStatus:
+    """``name_of`` turns a bot's agent id into its name for the message (people read
+    names, never ids); without it the message says "A bot"."""
     quiet_ms = now.nowMs - now.lastTs
     live = quiet_ms <= REPLY_TURN_CAP_MS
-    records = [_thread_record(now, thread_id, live)]
+    records = [_thread_record(now, thread_id, live, name_of or _a_bot)]
     for bot in now.bots:
         state, message = bot.state, bot.message
         if state == Status.WORKING and not live:
@@ -68,34 +85,52 @@ def derive_thread_status(now: ThreadNow, *, thread_id: str = "") -> ThreadStatus
     return ThreadStatus(top.state, top.message, records)
 
 
-def _thread_record(now: ThreadNow, thread_id: str, live: bool) -> Record:
+def _a_bot(agent_id: str) -> str:
+    return "A bot"
+
+
+def _thread_record(now: ThreadNow, thread_id: str, live: bool, name_of) -> Record:
     if now.blocked:
         return Record("thread", thread_id, Status.BLOCKED, now.silence or "Needs a person.")
-    busy = now.reply is not None or now.waitingCount or now.owed or now.taken
-    if busy and live:
-        return Record("thread", thread_id, Status.WORKING, _working_message(now))
+    # Working only once a bot was picked; a message the director hasn't passed over waits.
+    picked = now.reply is not None or now.owed or now.taken
+    if picked and live:
+        return Record("thread", thread_id, Status.WORKING, _working_message(now, name_of))
+    if now.waitingCount and live:
+        # Even after a failed attempt: the director's next pass decides (the sweep wakes it).
+        return Record("thread", thread_id, Status.IDLE, waiting_message(now.waitingCount))
     if now.failedAttempts:
         return Record("thread", thread_id, Status.ERROR, now.silence or "The last attempt failed.")
-    if busy:
+    if picked or now.waiting:
         return Record("thread", thread_id, Status.IDLE, "Nobody answered in time.")
     return Record("thread", thread_id, Status.IDLE, now.silence or "")
 
 
-def _working_message(now: ThreadNow) -> str:
+def plural(n: int, one: str, many: str) -> str:
+    """``1 message``, ``2 messages``: the count with its noun."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
+# The idle record of a thread whose message waits for the director's pass; the sweep
+# finds such rows by it (``threads.status_sync.working_threads``).
+DECIDING = "Deciding who answers"
+
+
+def _working_message(now: ThreadNow, name_of) -> str:
     if now.reply is not None:
         reply = now.reply
-        return f"{reply.agentId} is {reply.phase} (round {reply.round})"
-    if now.owed:
-        return f"{len(now.owed)} bot(s) owe a reply"
-    return waiting_message(now.waitingCount)
+        return f"{name_of(reply.agentId)} {PHASE_WORDS.get(reply.phase, 'is replying')}"
+    if len(now.owed) == 1:
+        return f"{name_of(now.owed[0])} owes a reply"
+    return f"{plural(len(now.owed), 'bot', 'bots')} owe a reply"
 
 
 def waiting_message(count: int) -> str:
     """What happens to waiting messages: the next director pass decides who answers them,
     the newest ``WAITING_SHOWN`` at most (older ones are settled unanswered: too old)."""
     if count > WAITING_SHOWN:
-        return f"Deciding who answers the newest {WAITING_SHOWN} of {count:,} waiting messages."
-    return f"Deciding who answers {count} message{'s' if count != 1 else ''}."
+        return f"{DECIDING} the newest {WAITING_SHOWN} of {count:,} waiting messages."
+    return f"{DECIDING} {plural(count, 'waiting message', 'waiting messages')}."
 
 
 def _bot_message(state: str) -> str:

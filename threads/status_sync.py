@@ -16,12 +16,12 @@ import time
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.db.models import F
+from django.db.models import F, Q
 
 from threads.current import load_view
 from threads.log import log_reader
 from threads.models import Thread
-from threads.status import ThreadStatus, derive_thread_status, moves_status
+from threads.status import DECIDING, ThreadStatus, derive_thread_status, moves_status
 
 logger = logging.getLogger(__name__)
 MAX_PASSES = 5
@@ -29,6 +29,14 @@ MAX_PASSES = 5
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def agent_name(agent_id: str) -> str:
+    """A bot's name for its thread's status message (read only while a reply runs)."""
+    from houses.models import Agent
+
+    name = Agent.objects.filter(pk=agent_id).values_list("display_name", flat=True).first()
+    return name or "A bot"
 
 
 def track_after_append(thread_id: str, entries) -> None:
@@ -44,7 +52,7 @@ def sync_status(thread_id: str, *, at_ms: int | None = None) -> ThreadStatus | N
         if thread is None:
             return None
         loaded = load_view(thread, now_ms=at_ms if at_ms is not None else now_ms())
-        status = derive_thread_status(loaded.now, thread_id=thread_id)
+        status = derive_thread_status(loaded.now, thread_id=thread_id, name_of=agent_name)
         if (thread.status, thread.status_message) == (status.state, status.message[:300]):
             return status
         if not write_status(thread, status):
@@ -89,21 +97,25 @@ def announce(thread: Thread, status: ThreadStatus) -> None:
         logger.exception("could not announce status of thread %s", thread.pk)
 
 
+def owed_a_pass() -> Q:
+    """Rows stored as working, or idle with a message still waiting for the director."""
+    deciding = Q(status="idle", status_message__startswith=DECIDING)
+    return Q(archived_at__isnull=True) & (Q(status="working") | deciding)
+
+
 def working_threads() -> list[str]:
-    """Live threads stored as working: the sweep wakes the director for each."""
-    working = Thread.objects.filter(archived_at__isnull=True, status="working")
-    return list(working.values_list("pk", flat=True))
+    """Live threads working or waiting for the director: the sweep wakes the director for each."""
+    return list(Thread.objects.filter(owed_a_pass()).values_list("pk", flat=True))
 
 
 def sweep(*, at_ms: int | None = None) -> int:
-    """Recompute every live thread stored as working or blocked (the 60 s sweep).
+    """Recompute every live thread stored as working, deciding or blocked (the 60 s sweep).
 
     Those are the records that can go stale on their own: working needs live evidence,
     and the evidence ages without any new entry to trigger tracking.
     """
-    ids = Thread.objects.filter(
-        archived_at__isnull=True, status__in=["working", "blocked"]
-    ).values_list("pk", flat=True)
+    blocked = Q(archived_at__isnull=True, status="blocked")
+    ids = Thread.objects.filter(owed_a_pass() | blocked).values_list("pk", flat=True)
     count = 0
     for thread_id in ids.iterator():
         sync_status(thread_id, at_ms=at_ms)

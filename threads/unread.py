@@ -22,8 +22,8 @@ from datetime import timedelta
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection
-from django.db.models import Case, F, Q, Value, When
-from django.db.models.functions import Greatest
+from django.db.models import Case, F, OuterRef, Q, Subquery, Sum, Value, When
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from threads.entries import Chat, EntryDeleted, first_of_each_id
@@ -119,6 +119,33 @@ def advance(user_id, thread_id: str, seq: int) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(sql, [user_id, thread_id, max(seq, 0), timezone.now()])
         return cursor.fetchone() is not None and seq > 0
+
+
+def start_at_tail(user_id, house_id: int) -> None:
+    """A person who just joined a house has read every thread up to now: what was said
+    before they came is history, not news (their unread count starts at the join)."""
+    reads, threads = ThreadRead._meta.db_table, Thread._meta.db_table
+    sql = (
+        f"INSERT INTO {reads} (user_id, thread_id, read_seq, read_at, watchers)"
+        f" SELECT %s, id, chat_seq, %s, 0 FROM {threads} WHERE house_id = %s"
+        " ON CONFLICT (user_id, thread_id) DO UPDATE SET read_seq = excluded.read_seq"
+        f" WHERE {reads}.read_seq < excluded.read_seq"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [user_id, timezone.now(), house_id])
+
+
+def house_unread(user, house_ids) -> dict[int, int]:
+    """``{house id: unread messages in its live threads}`` for one person (one query)."""
+    read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk")).values("read_seq")[:1]
+    behind = Greatest(F("chat_seq") - Coalesce(Subquery(read), Value(0)), Value(0))
+    rows = (
+        Thread.objects.filter(house_id__in=list(house_ids), archived_at__isnull=True)
+        .values("house_id")
+        .annotate(n=Sum(behind))
+        .values_list("house_id", "n")
+    )
+    return {house_id: n or 0 for house_id, n in rows}
 
 
 def watch_changes(changes: dict[tuple[int, str], tuple[int, int, bool]]) -> None:

@@ -12,7 +12,7 @@ from houses.principals import person
 from threads.fragments import page_context, window_context
 from threads.reading import ThreadLogMissing
 from threads.status_sync import now_ms
-from threads.unread import mark_read
+from threads.unread import mark_read, read_positions
 
 
 def viewer(user):
@@ -22,10 +22,13 @@ def viewer(user):
 @login_required
 def thread_page(request, thread_id):
     access = access_person_thread(viewer(request.user), thread_id)
-    mark_read(request.user, access.thread)  # opening a thread reads it (docs/unread.md)
+    # Where the person had read to, for the page's "New messages" divider; then opening
+    # the thread reads it (docs/unread.md).
+    was_read = read_positions(request.user, [access.thread.pk]).get(access.thread.pk, 0)
+    mark_read(request.user, access.thread)
     try:
         around = request.GET.get("around", "")[:128]
-        context = page_context(access, now_ms=now_ms(), around=around)
+        context = page_context(access, now_ms=now_ms(), around=around, was_read=was_read)
         return render(request, "threads/thread.html", context)
     except ThreadLogMissing as exc:
         context = {"thread": access.thread, "problem": str(exc)}

@@ -234,6 +234,14 @@ def newest_start(thread_id: str) -> WindowMark | None:
     return closed[1] if len(closed) >= 2 else None
 
 
+def thread_spend(thread_id: str) -> tuple[int, float]:
+    """What every finished reply of the thread cost, tokens and dollars: the newest mark
+    carries the running total through the tail (one query; the page adds the same
+    figures from the entries it reads)."""
+    last = WindowMark.objects.filter(thread_id=thread_id).order_by("-seq").first()
+    return (last.spent_tokens, last.spent_cost) if last else (0, 0.0)
+
+
 def newest(thread_id: str) -> Slice:
     """The page's slice: from ``newest_start`` to the tail."""
     return _to_tail(thread_id, newest_start(thread_id))

@@ -4,7 +4,7 @@
 reader's own time zone; these filters are what the page says before it runs.
 """
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django import template
 from django.utils import timezone
@@ -17,7 +17,10 @@ def ago(moment: datetime | None, now: datetime | None = None) -> str:
     if moment is None:
         return ""
     now = now or timezone.now()
-    seconds = max((now - moment).total_seconds(), 0)
+    seconds = (now - moment).total_seconds()
+    if seconds < -60:
+        return _ahead(-seconds, moment, now)
+    seconds = max(seconds, 0)
     if seconds < 60:
         return "just now"
     if seconds < 3600:
@@ -30,6 +33,29 @@ def ago(moment: datetime | None, now: datetime | None = None) -> str:
         return f"{int(seconds // 86400)} days ago"
     local = timezone.localtime(moment)
     return local.strftime("%-d %b" if local.year == now.year else "%-d %b %Y")
+
+
+def _ahead(seconds: float, moment: datetime, now: datetime) -> str:
+    if seconds < 3600:
+        return f"in {int(seconds // 60)} min"
+    if seconds < 86400:
+        return f"in {round(seconds / 3600)} h"
+    if seconds < 7 * 86400:
+        return f"in {round(seconds / 86400)} days"
+    local = timezone.localtime(moment)
+    return local.strftime("%-d %b" if local.year == now.year else "%-d %b %Y")
+
+
+@register.filter
+def iso_moment(value) -> datetime | None:
+    """An ISO 8601 string as sent by a peer (a board's times), or None if it isn't one."""
+    if not value or isinstance(value, datetime):
+        return value or None
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @register.filter

@@ -206,7 +206,8 @@
   }
 
   function localTimes() {
-    $$("#entries time[datetime]:not([data-local])").forEach(function (time) {
+    // Times with data-relative are when.js's (one rule for every page).
+    $$("#entries time[datetime]:not([data-local]):not([data-relative])").forEach(function (time) {
       var when = new Date(time.getAttribute("datetime"));
       if (isNaN(when)) return;
       time.textContent = timeFormat.format(when); // the day is in the divider above
@@ -222,7 +223,9 @@
     var cost = Number(total.dataset.cost) + Number(span.dataset.cost || 0);
     total.dataset.tokens = String(tokens);
     total.dataset.cost = String(cost);
-    total.textContent = tokens + " tokens" + (cost ? " · $" + cost.toFixed(4) : "");
+    // The server's words (threads/templatetags/arbe_now.py `spend`): "1,410 tokens · $0.0123".
+    total.textContent = tokens.toLocaleString("en-US") + (tokens === 1 ? " token" : " tokens") +
+      (cost ? " · $" + cost.toFixed(4) : "");
     total.parentElement.hidden = !tokens;
   }
 

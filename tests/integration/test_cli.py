@@ -105,7 +105,7 @@ def test_now_prints_the_thread_state(world):
     ran = arbe("now", world.thread.id)
     assert ran.code == 0
     assert ran.out.splitlines()[0].startswith("idle")
-    assert "spend: 0 tokens" in ran.out
+    assert "tokens" not in ran.out  # nothing spent: no figures, as on the page
     assert '"state": "idle"' in arbe("now", world.thread.id, "--json").out
 
 
@@ -143,3 +143,45 @@ def test_threads_follows_the_list_cursor(world):
     )
     out = Terminal(world.member)("threads", "h").out
     assert out.count("many ") == 2 * PAGE + 3
+
+
+def test_now_says_names_and_the_pages_spend_figures(world):
+    """A reply running after one that cost 1,410 tokens: the status line names the bot (never
+    its id), and the thread total is /now's figure under the page's label."""
+    from threads import entries as E
+    from threads.lifecycle import new_entry
+    from threads.recency import stream_writer
+
+    def append(payload):
+        entry = new_entry(payload)
+        stream_writer().append(world.thread.stream_name, entry)
+        return entry.id
+
+    arbe, bot = Terminal(world.member), world.bot.id
+    asked = arbe("post", world.thread.id, "@helper hi").out.strip()
+    append(E.DirectorDecided(picked=[bot], upTo=asked))
+    append(E.DispatchStarted(dispatchId="d1", agentId=bot, entryIds=[asked]))
+    append(E.DispatchFinished(dispatchId="d1", spend=E.Spend(totalTokens=1410, costUsd=0.0123)))
+    again = arbe("post", world.thread.id, "@helper and again").out.strip()
+    append(E.DirectorDecided(picked=[bot], upTo=again))
+    append(E.DispatchStarted(dispatchId="d2", agentId=bot, entryIds=[again]))
+    ran = arbe("now", world.thread.id)
+    assert ran.out.splitlines()[0] == "working: Helper is thinking"
+    assert bot not in ran.out
+    body = Terminal(world.member)("now", world.thread.id, "--json").out
+    import json
+
+    total = json.loads(body)["total"]
+    assert (total["totalTokens"], total["costUsd"]) == (1410, 0.0123)
+    assert "  thread total: 1,410 tokens · $0.0123" in ran.out.splitlines()
+    page = world.client_for(world.member).get(f"/threads/{world.thread.id}/").content.decode()
+    assert "1,410 tokens · $0.0123" in page and "Thread total" in page
+
+
+def test_threads_show_names_even_for_a_record_stored_with_an_id(world):
+    from threads.models import Thread
+
+    stored = {"status": "working", "status_message": f"{world.bot.id} is thinking"}
+    Thread.objects.filter(pk=world.thread.pk).update(**stored)
+    out = Terminal(world.member)("threads", "h").out
+    assert "— @helper is thinking" in out and world.bot.id not in out

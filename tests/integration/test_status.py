@@ -15,7 +15,7 @@ from threads.lifecycle import create_thread, new_entry
 from threads.models import Thread
 from threads.recency import stream_writer
 from threads.status import ThreadStatus
-from threads.status_sync import sweep, sync_status, write_status
+from threads.status_sync import sweep, sync_status, working_threads, write_status
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,10 +40,16 @@ def post(client, thread, text):
 
 def test_a_post_moves_the_stored_status_and_the_rev(world):
     before = row(world.thread)
-    post(world.client_for(world.member), world.thread, "@helper hi")
+    m = post(world.client_for(world.member), world.thread, "@helper hi")
     after = row(world.thread)
-    assert (after.status, after.status_rev) == ("working", before.status_rev + 1)
-    assert after.status_message == "Deciding who answers 1 message."
+    # Waiting for the director's pass reads idle, with what it waits for.
+    assert (after.status, after.status_rev) == ("idle", before.status_rev + 1)
+    assert after.status_message == "Deciding who answers 1 waiting message."
+    append(world.thread, E.DirectorDecided(picked=[world.bot.id], upTo=m))
+    picked = row(world.thread)
+    assert (picked.status, picked.status_message) == ("working", "Helper owes a reply")
+    append(world.thread, E.DispatchStarted(dispatchId="d1", agentId=world.bot.id, entryIds=[m]))
+    assert row(world.thread).status_message == "Helper is thinking"  # a name, never an id
 
 
 def test_tool_calls_and_assistant_text_do_not_trigger_tracking(world):
@@ -84,11 +90,23 @@ def test_now_is_404_for_strangers(world):
 
 
 def test_the_sweep_recomputes_working_threads_whose_evidence_aged(world):
-    post(world.client_for(world.member), world.thread, "@helper anyone?")
+    m = post(world.client_for(world.member), world.thread, "@helper anyone?")
+    append(world.thread, E.DirectorDecided(picked=[world.bot.id], upTo=m))
     assert row(world.thread).status == "working"
     later = row(world.thread).last_entry_ts + 11 * 60 * 1000
     assert sweep(at_ms=later) == 1
     assert row(world.thread).status == "idle"
+    assert row(world.thread).status_message == "Nobody answered in time."
+
+
+def test_the_sweep_finds_a_message_still_waiting_for_the_director(world):
+    post(world.client_for(world.member), world.thread, "@helper anyone?")
+    assert row(world.thread).status == "idle"
+    assert working_threads() == [world.thread.id]  # its wake may have been lost
+    later = row(world.thread).last_entry_ts + 11 * 60 * 1000
+    assert sweep(at_ms=later) == 1
+    assert row(world.thread).status_message == "Nobody answered in time."
+    assert working_threads() == []
 
 
 def test_backfill_recomputes_every_live_thread(world, capsys):
@@ -148,7 +166,8 @@ def test_concurrent_trackers_leave_the_record_equal_to_the_fold(world):
 
 def test_house_status_is_rolled_up_from_live_threads(world):
     client = world.client_for(world.member)
-    post(client, world.other_thread, "@helper urgent")
+    m = post(client, world.other_thread, "@helper urgent")
+    append(world.other_thread, E.DirectorDecided(picked=[world.bot.id], upTo=m))
     archived = create_thread(house=world.house, title="Old", by=world.owner.agent)
     Thread.objects.filter(pk=archived.pk).update(status="blocked", archived_at="2026-01-01T00:00Z")
     body = client.get("/api/houses/h").json()["house"]

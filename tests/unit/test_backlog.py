@@ -52,10 +52,10 @@ def test_the_fold_and_its_state_stay_bounded_over_a_backlog():
 
 def test_the_status_of_a_backlog_says_what_happens_in_a_bounded_line():
     status = derive_thread_status(folded(backlog(20_003)).view(T0 + 20_004))
-    assert status.state == "working"
+    assert status.state == "idle"  # waiting for the director's pass: no bot picked yet
     assert status.message == "Deciding who answers the newest 100 of 20,003 waiting messages."
     one = derive_thread_status(folded(backlog(1)).view(T0 + 2))
-    assert one.message == "Deciding who answers 1 message."
+    assert one.message == "Deciding who answers 1 waiting message."
 
 
 def test_an_outcome_up_to_the_newest_settles_the_messages_the_fold_only_counted():

@@ -47,7 +47,9 @@ def test_a_mention_is_waiting():
     m = log.chat()
     now = view(log)
     assert now.waiting == [m] and now.reply is None
-    assert status(log).state == "working"
+    # Waiting for the director's pass is not working: no bot was picked yet.
+    s = status(log)
+    assert (s.state, s.message) == ("idle", "Deciding who answers 1 waiting message.")
 
 
 def test_the_director_picks_and_a_reply_works():
@@ -56,13 +58,15 @@ def test_the_director_picks_and_a_reply_works():
     log.add(E.DirectorDecided(picked=[BOT], upTo=m, entryIds=[m]))
     now = view(log)
     assert now.owed == [BOT] and now.waiting == [m]  # a pick alone doesn't settle it
+    assert status(log).state == "working"  # a bot was picked
     log.add(E.DispatchStarted(dispatchId="d1", agentId=BOT, entryIds=[m]))
     log.add(E.DispatchPhase(dispatchId="d1", phase="tool", round=1))
     now = view(log)
     assert (now.reply.agentId, now.reply.phase, now.reply.round) == (BOT, "tool", 1)
     assert now.owed == [] and now.waiting == []
-    s = status(log)
-    assert s.state == "working" and BOT in s.message
+    s = derive_thread_status(view(log), name_of={BOT: "Ari"}.get)
+    assert (s.state, s.message) == ("working", "Ari is running a tool")
+    assert BOT not in status(log).message  # never an id, even without names
 
 
 def test_tool_calls_stay_open_until_their_result():
@@ -113,7 +117,7 @@ def test_a_new_message_resets_the_bots():
     log.chat("thanks, one more thing")
     now = view(log)
     assert now.bots == []
-    assert status(log).state == "working"  # the new message waits for the director
+    assert status(log).state == "idle"  # the new message waits for the director
 
 
 def test_a_second_mentioned_bot_is_still_owed():
@@ -154,16 +158,19 @@ def test_a_failed_attempt_is_an_error():
     log.add(E.DispatchFailed(dispatchId="d1", stage="model", error="500", attempt=3))
     now = view(log)
     assert now.reply is None and now.failedAttempts == 3 and "500" in now.silence
-    assert status(log).state == "working"  # the message waits for the director's next pass
+    s = status(log)  # the bot's failed reply speaks; the message waits for the next pass
+    assert (s.state, s.records[0].state) == ("error", "idle")
     log.add(E.DirectorOutcome(upTo=m, picked=[], reason="The last attempt failed."))
     assert status(log).state == "error"
 
 
 def test_ten_minutes_of_silence_makes_a_waiting_message_idle():
     log = Log()
-    log.chat()
+    m = log.chat()
+    log.add(E.DirectorDecided(picked=[BOT], upTo=m, entryIds=[m]))
     assert status(log, log.last_ts + REPLY_TURN_CAP_MS).state == "working"
-    assert status(log, log.last_ts + REPLY_TURN_CAP_MS + 1).state == "idle"
+    s = status(log, log.last_ts + REPLY_TURN_CAP_MS + 1)
+    assert (s.state, s.message) == ("idle", "Nobody answered in time.")
 
 
 def test_a_silent_reply_with_failed_attempts_reads_error():

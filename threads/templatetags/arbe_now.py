@@ -3,14 +3,26 @@
 from django import template
 from django.utils.html import format_html, format_html_join
 
+from threads.states import label
+from threads.status import PHASE_WORDS
+
 register = template.Library()
 
-DOING = {
-    "thinking": "is thinking",
-    "answering": "is writing",
-    "steering": "is reading new messages",
-    "retrying": "is trying again",
-}
+DOING = PHASE_WORDS
+
+
+@register.filter
+def state_label(state: str) -> str:
+    """A status as people read it: ``done`` is "replied"."""
+    return label(state)
+
+
+@register.filter
+def spend(tokens: int, cost: float = 0.0) -> str:
+    """``1,410 tokens · $0.0123``: the same words the ``arbe`` command prints."""
+    n = int(tokens or 0)
+    words = f"{n:,} token{'' if n == 1 else 's'}"
+    return words + (f" · ${cost:.4f}" if cost else "")
 
 
 @register.filter

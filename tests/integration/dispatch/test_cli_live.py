@@ -71,15 +71,17 @@ def test_now_follow_folds_a_reply_as_it_happens_and_stops_on_ctrl_c(live):
     wait_for(lambda: "replying: @helper" in screen.getvalue())
     gate.release()
     live.settle()
-    wait_for(lambda: screen.getvalue().split("\n\n")[-1].startswith("done"))
+    wait_for(lambda: screen.getvalue().split("\n\n")[-1].startswith("replied"))
     shown = screen.getvalue()
-    assert "messages waiting: 1" in shown  # the mention, before the director took it
+    assert "1 message waiting" in shown  # the mention, before the director took it
+    assert "Helper is" in shown and live.world.bot.id not in shown  # names, never ids
     assert "tool calls: bash" in shown  # the open call, until its result
     final = shown.split("\n\n")[-1]
     assert "replying" not in final and "tool calls" not in final
     # The followed view is the server's view.
     body = live.now()
-    assert f"spend: {body['now']['spend']['totalTokens']} tokens" in final
+    assert f"last reply: {body['now']['spend']['totalTokens']:,} tokens" in final
+    assert f"thread total: {body['total']['totalTokens']:,} tokens" in final
     cancel.set()  # what Ctrl-C does
     worker.join(10)  # a guard against a hang, not a timing check
     assert not worker.is_alive() and ran[0].code == 0 and "offset: " in ran[0].err
@@ -94,7 +96,7 @@ def test_a_coding_run_is_followed_on_its_child_thread(live):
     worker.join(120)
     assert not worker.is_alive() and ran[0].code == 0
     assert "Helper:" in ran[0].out and "pi-tool-ok" in ran[0].out  # the run's report
-    assert arbe("thread", "now", child).out.startswith("done")
+    assert arbe("thread", "now", child).out.startswith("replied")
     raw = arbe("thread", "entries", "read", child, "--json").out
     states = [
         json.loads(line)["payload"].get("state")

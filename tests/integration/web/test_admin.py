@@ -31,9 +31,11 @@ def test_recompute_status_writes_the_fold_through_the_rev_guard(world, admin_cli
         {"action": "recompute_status", "_selected_action": [world.thread.pk]},
         follow=True,
     )
-    assert "Recomputed 1 thread(s)." in response.content.decode()
+    assert "Recomputed 1 thread." in response.content.decode()
     thread = Thread.objects.get(pk=world.thread.pk)
-    assert thread.status == "working" and thread.status_rev == before + 1
+    # The message waits for the director's pass: idle, saying so.
+    assert (thread.status, thread.status_rev) == ("idle", before + 1)
+    assert thread.status_message.startswith("Deciding who answers")
 
 
 def test_raw_entries_show_tombstones_and_offsets(world, admin_client_):
@@ -51,7 +53,7 @@ def test_raw_entries_show_tombstones_and_offsets(world, admin_client_):
 
 
 def test_house_list_has_rollup_columns(world, admin_client_):
-    world.client_for(world.member).post(f"/api/threads/{world.thread.id}/entries", {"text": "x"})
+    Thread.objects.filter(pk=world.thread.pk).update(status="working", status_message="x")
     html = admin_client_.get("/admin/houses/house/").content.decode()
     assert "column-n_working" in html and world.thread.id in html
 

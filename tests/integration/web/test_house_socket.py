@@ -19,8 +19,8 @@ async def test_a_status_change_moves_the_row_to_the_top_with_its_badge(world):
     text = await frame_with(socket, f'id="thread-{world.other_thread.id}"')
     assert 'hx-swap-oob="delete"' in text
     assert 'hx-swap-oob="afterbegin:#threads"' in text
-    assert "status-working" in text
-    assert "Deciding who answers 1 message." in text
+    # A plain message waits for the director: the row moves, nothing reads "working".
+    assert "status-working" not in text and "waiting" not in text
     await socket.disconnect()
 
 

@@ -15,6 +15,7 @@ from threads.entries import (
     Spend,
 )
 from threads.lifecycle import create_thread, new_entry
+from threads.models import Thread
 from threads.recency import stream_writer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -114,6 +115,8 @@ def test_house_page_lists_threads_by_recency_in_bounded_queries(world):
     url = f"/houses/{world.house.slug}/"
     before = page_queries(client, url)
     client.post(f"/api/threads/{world.other_thread.id}/entries", {"text": "newest"})
+    picked = {"status": "working", "status_message": "Helper is thinking"}
+    Thread.objects.filter(pk=world.other_thread.pk).update(**picked)
     html = client.get(url).content.decode()
     assert html.index(f'id="thread-{world.other_thread.id}"') < html.index(
         f'id="thread-{world.thread.id}"'
@@ -126,18 +129,27 @@ def test_house_page_lists_threads_by_recency_in_bounded_queries(world):
 def test_houses_page_shows_rollup_counts(world):
     client = world.client_for(world.member)
     client.post(f"/api/threads/{world.thread.id}/entries", {"text": "busy"})
-    assert "1 working" in client.get("/").content.decode()
+    assert "working" not in client.get("/").content.decode()  # waiting for the director
+    Thread.objects.filter(pk=world.thread.pk).update(status="working", status_message="x")
+    html = client.get("/").content.decode()
+    assert "status-working" in html and "1 working" not in html  # the badge says it
+    Thread.objects.filter(pk=world.other_thread.pk).update(status="working", status_message="y")
+    assert "2 working" in client.get("/").content.decode()
 
 
 def test_houses_page_shows_each_house_state_and_who_speaks_for_it(world):
     client = world.client_for(world.member)
     html = client.get("/").content.decode()
-    assert 'class="badge status-idle"' in html
-    client.post(f"/api/threads/{world.thread.id}/entries", {"text": "busy"})
-    world.thread.refresh_from_db()
+    assert 'class="badge status-' not in html  # idle says nothing
+    working = {"status": "working", "status_message": f"{world.bot.id} is thinking"}
+    Thread.objects.filter(pk=world.thread.pk).update(**working)
     html = client.get("/").content.decode()
-    assert 'class="badge status-working"' in html
-    assert f'<span class="speaker">{world.thread.title}: {world.thread.status_message}' in html
+    assert 'class="badge status-working">working</span>' in html
+    # A record stored with a bot's id (before records named bots) reads with its handle.
+    assert f"{world.thread.title}: @helper is thinking</p>" in html
+    Thread.objects.filter(pk=world.thread.pk).update(status="done", status_message="Replied.")
+    html = client.get("/").content.decode()
+    assert 'class="badge status-done">replied</span>' in html and "Replied." not in html
 
 
 def test_houses_page_queries_do_not_grow_with_houses(world):

@@ -1,0 +1,85 @@
+"""The houses page's socket: a house's row (status, unread total) and the tab title's
+total follow that house's events, as the house page's rows do (``houses.consumers``).
+
+It listens to every house of the person (``house-<id>``) and to their reads
+(``reads-<user id>``); each event re-renders the one row it concerns, from the
+database, which stays the truth if an event is lost. Every (re)connect starts with all
+rows fresh. A house the person leaves drops out; signing out closes the socket.
+"""
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from houses.access import houses_of
+from houses.home import house_row_fragment, house_rows
+from houses.revocation import user_group
+from threads.models import Thread
+from threads.unread import reads_group
+
+
+def _house_ids(user) -> list[int]:
+    return list(houses_of(user).values_list("pk", flat=True))
+
+
+def _all_rows(user) -> str:
+    from django.template.loader import render_to_string
+
+    rows, total = house_rows(user)
+    return render_to_string(
+        "houses/_house_rows_oob.html", {"rows": rows, "unread_total": total, "oob": True}
+    )
+
+
+def _row_for_thread(user, thread_id: str) -> str:
+    house_id = Thread.objects.filter(pk=thread_id).values_list("house_id", flat=True).first()
+    if house_id is None or not houses_of(user).filter(pk=house_id).exists():
+        return ""
+    return house_row_fragment(user, house_id)
+
+
+class HomeConsumer(AsyncWebsocketConsumer):
+    groups_joined: list[str]
+
+    async def connect(self):
+        self.user = self.scope["user"]
+        self.groups_joined = []
+        await self.accept()
+        if not self.user.is_authenticated:
+            await self.close(code=4401)
+            return
+        await self._join(user_group(self.user.pk))
+        await self._join(reads_group(self.user.pk))
+        for house_id in await database_sync_to_async(_house_ids)(self.user):
+            await self._join(f"house-{house_id}")
+        await self.send(text_data=await database_sync_to_async(_all_rows)(self.user))
+
+    async def _join(self, group: str) -> None:
+        await self.channel_layer.group_add(group, self.channel_name)
+        self.groups_joined.append(group)
+
+    async def thread_status(self, event):
+        html = await database_sync_to_async(_row_for_thread)(self.user, event["thread"])
+        if html:
+            await self.send(text_data=html)
+
+    thread_row = thread_status
+    thread_read = thread_status
+
+    async def board_rows(self, event):
+        """Board rows: the board page's business."""
+
+    async def access_revoked(self, event):
+        house = event.get("house")
+        if house is None:  # signed out, a new password, a revoked token: the page ends
+            await self.close(code=event["code"])
+            return
+        group = f"house-{house}"
+        if group in self.groups_joined:
+            await self.channel_layer.group_discard(group, self.channel_name)
+            self.groups_joined.remove(group)
+        await self.send(text_data=f'<li id="house-{int(house)}" hx-swap-oob="delete"></li>')
+
+    async def disconnect(self, code):
+        for group in self.groups_joined:
+            await self.channel_layer.group_discard(group, self.channel_name)
+        self.groups_joined = []
