@@ -126,7 +126,9 @@ class ThreadTail:
 
     async def publish(self, entries, offset: str) -> None:
         if any(e.authorId and e.authorId not in self.names for e in entries):
-            self.names = await sync_to_async(house_names)(self.house_id)
+            self.names = await sync_to_async(house_names)(
+                self.house_id, [e.authorId for e in entries]
+            )
         for entry in entries:
             self.fold.apply(entry)
         parts = tuple(entry_fragments(entries, self.names, self.thread_id))
