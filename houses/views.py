@@ -40,7 +40,12 @@ def home(request):
 @login_required
 def house_page(request, slug):
     access = access_house(request.user, slug)
-    context = {"house": access.house, "membership": access.membership, "form": NewThreadForm()}
+    context = {
+        "house": access.house,
+        "membership": access.membership,
+        "form": NewThreadForm(),
+        "has_board": access.house.t3_hosts.exists(),
+    }
     return render(request, "houses/house.html", context | list_context(access.house, request.user))
 
 
@@ -62,11 +67,11 @@ def new_thread(request, slug):
     access = access_house(request.user, slug)
     form = NewThreadForm(request.POST)
     if form.is_valid():
-        create_thread(
+        thread = create_thread(
             house=access.house, title=form.cleaned_data["title"], by=agent_for_user(request.user)
         )
-    else:
-        messages.error(request, "A thread needs a title (up to 200 characters).")
+        return redirect("thread", thread_id=thread.id)  # the next thing is its first message
+    messages.error(request, "A thread needs a title (up to 200 characters).")
     return redirect("house", slug=slug)
 
 

@@ -321,7 +321,10 @@
     if (!entry.isConnected) return;
     entry.classList.add("failed");
     var state = $(".send-state", entry);
-    state.textContent = "Not sent.";
+    // Offline, it is queued, as the header's banner says: it goes by itself on "online".
+    var offline = navigator.onLine === false;
+    entry.classList.toggle("queued", offline);
+    state.textContent = offline ? "Will send when you're back online." : "Not sent.";
     var retry = document.createElement("button");
     retry.type = "button";
     retry.className = "secondary retry";
@@ -330,7 +333,8 @@
     discard.type = "button";
     discard.className = "secondary discard";
     discard.textContent = "Discard";
-    state.append(retry, discard);
+    if (offline) state.append(discard);
+    else state.append(retry, discard);
   }
 
   // The server refused it (too long, not allowed…): the text goes back to the box.
