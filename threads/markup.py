@@ -7,7 +7,7 @@ mentions, and images that are not same-site relative paths turned into links
 (an off-site ``<img>`` would fetch a URL of the writer's choosing the moment a
 page shows it: a bot could leak what it read that way). ``nh3`` cleans the
 result last, as the backstop: allowed tags and attributes only, ``http``,
-``https`` and ``mailto`` URLs only, ``rel="noopener noreferrer"`` on links.
+``https`` and ``mailto`` URLs only, ``target="_blank" rel="noopener noreferrer"`` on links.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ CLEANER = nh3.Cleaner(
     },
     url_schemes={"http", "https", "mailto"},
     link_rel="noopener noreferrer",
+    set_tag_attribute_values={"a": {"target": "_blank"}},  # a link never replaces the thread
 )
 
 
