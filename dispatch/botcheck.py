@@ -2,9 +2,10 @@
 
 ``validate_bot_config`` refuses what can't work before it is saved: a provider Pi doesn't
 know, or a key variable that isn't set on the server (Pi gets a scrubbed environment, so
-a key the server lacks is a key the bot lacks). ``check_bot`` makes a one-token call
+a key the server lacks is a key the bot lacks). ``check_bot`` makes one short call
 through Pi with the bot's own configuration and says how it went, in a line fit for a
-page: what failed, never where on the server.
+page: the answer (its first ``ANSWER_CHARS``; the call stops there), or what failed,
+never where on the server.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from threads.failures import scrub, short_reason
 
 CHECK_PROMPT = "Answer with the single word OK."
 CHECK_TIMEOUT_S = 60.0
+ANSWER_CHARS = 200  # of the answer shown: the whole of a short one, never a page of text
 
 
 @dataclass(frozen=True)
@@ -81,13 +83,14 @@ async def check_bot(bot) -> CheckResult:
                     async for event in events:
                         if isinstance(event, MessageUpdate):
                             said += event.assistantMessageEvent.delta or ""
-                            if said.strip():  # one token is enough to know it answers
+                            if len(said) > ANSWER_CHARS:  # enough to show: stop paying
                                 await session.abort()
                                 break
                         elif isinstance(event, MessageEnd) and (
                             event.message.get("role") == "assistant"
                         ):
                             failure = assistant_failure(event.message)
+                            break  # the whole answer: the owner reads what the bot said
                         elif isinstance(event, AgentEnd):
                             break
         except TimeoutError:
@@ -99,6 +102,7 @@ async def check_bot(bot) -> CheckResult:
         return CheckResult(False, f"@{bot.handle} couldn't answer: {short_reason(failure)}.")
     if not said.strip():
         return CheckResult(False, f"@{bot.handle} answered with nothing.")
-    return CheckResult(
-        True, f"@{bot.handle} answered “{scrub(said.strip())[:40]}” in {seconds:.1f} s."
-    )
+    answer = " ".join(scrub(said).split())
+    if len(answer) > ANSWER_CHARS:
+        answer = answer[: ANSWER_CHARS - 1].rstrip() + "…"
+    return CheckResult(True, f"@{bot.handle} answered “{answer}” in {seconds:.1f} s.")
