@@ -11,7 +11,14 @@ from django.views.decorators.http import require_GET, require_POST
 from arbe_site.concurrency import in_thread
 from dispatch.botcheck import check_bot
 from houses.access import access_house, access_owned_bot, access_owned_house, houses_of
-from houses.forms import AddBotForm, AddMemberForm, BotInvolvementForm, InviteForm, NewThreadForm
+from houses.forms import (
+    INVOLVEMENT_WORDS,
+    AddBotForm,
+    AddMemberForm,
+    BotInvolvementForm,
+    InviteForm,
+    NewThreadForm,
+)
 from houses.fragments import list_context
 from houses.invites import live_invites
 from houses.membership import (
@@ -24,7 +31,6 @@ from houses.membership import (
     remove_member,
     retire_bot,
 )
-from houses.models import Agent
 from houses.rollup import rollups, with_rollup
 from houses.tokens import BadTokenName, issue_token, revoke_token, tokens_of
 from threads.lifecycle import create_thread
@@ -90,7 +96,7 @@ def members_page(request, slug):
             "bots": house.bots.filter(active=True).order_by("handle"),
             "member_form": AddMemberForm(),
             "bot_form": AddBotForm(),
-            "involvements": Agent.Involvement.choices,
+            "involvements": INVOLVEMENT_WORDS,
             "invites": live_invites(house),  # invite links (houses.joining)
             "invite_form": InviteForm(),
         },

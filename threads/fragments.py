@@ -23,6 +23,7 @@ from django.utils.safestring import mark_safe
 
 from houses.models import Agent
 from threads import entries as E
+from threads.bot_rules import bot_rules
 from threads.entry_views import (
     Item,
     avatar,
@@ -222,7 +223,10 @@ def page_context(access, *, now_ms: int, around: str = "") -> dict:
     viewer_id = access.principal.agent_id
     first = linked or part
     finished = [e.payload.spend for e in part.entries if isinstance(e.payload, E.DispatchFinished)]
+    rules = bot_rules(thread)
     return now_context(loaded.now, names, thread.id) | {
+        "rules": rules,
+        "solo_bot": rules.solo_bot(viewer_id),
         "thread": thread,
         "house": thread.house,
         "items_html": rendered.html(items, thread.id),
