@@ -5,8 +5,8 @@ from houses.models import HANDLE_PATTERN, INVITE_DAYS, Agent, Membership
 # "Speaks on …" on the members page: when a bot answers without being mentioned, in the
 # director's own terms (dispatch/decide.py).
 INVOLVEMENT_WORDS = [
-    (Agent.Involvement.MENTIONS, "mentions, and every message of one person alone with it"),
-    (Agent.Involvement.EVERYTHING, "every message in this house"),
+    (Agent.Involvement.MENTIONS, "mentions and one-person threads"),
+    (Agent.Involvement.EVERYTHING, "every message"),
 ]
 
 

@@ -37,9 +37,11 @@ class BotRulesTests(StrictCase):
         )
         members, _ = self.open(self.owner, "/houses/h/members/")
         scribe = members.locator(".members li", has_text="@scribe")
-        expect(scribe.locator("select option:checked")).to_have_text("every message in this house")
+        expect(scribe.locator("select option:checked")).to_have_text("every message")
         helper = members.locator(".members li", has_text="@helper")
-        expect(helper.locator("select option:checked")).to_contain_text("alone with it")
+        expect(helper.locator("select option:checked")).to_have_text(
+            "mentions and one-person threads"
+        )
         helper.locator("select").select_option("everything")
         helper.get_by_role("button", name="Save").click()
         expect(members.locator(".members li", has_text="@helper")).to_be_visible(timeout=WAIT)
