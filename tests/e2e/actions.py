@@ -7,7 +7,6 @@ from playwright.sync_api import expect
 from tests.e2e.live import WAIT, LiveThreadCase
 
 
-
 class StrictCase(LiveThreadCase):
     allowed_console = ()  # substrings of console errors a test expects (a 404's resource)
 
