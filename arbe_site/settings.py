@@ -26,6 +26,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = private_dir(Path(env_str("ARBE_VAR_DIR", str(BASE_DIR / "var"))))
 
 DEBUG = env_bool("DEBUG", False)
+DEBUG_404 = env_bool("DEBUG_404", False)  # under DEBUG: Django's 404 page with the URL list
 SECRET_KEY = env_str("SECRET_KEY") or stored_secret(VAR_DIR / "secret_key", 48)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -62,6 +63,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     # Error pages: a page request the stream server can't serve gets 503.html.
     "arbe_site.errors.StreamOutagePage",
+    # Under DEBUG, the site's 404 page rather than Django's list of every URL (DEBUG_404=1).
+    "arbe_site.errors.DebugNotFoundPage",
 ]
 
 ROOT_URLCONF = "arbe_site.urls"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import zoneinfo
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from threads.narration import Name, Names
 from threads.now import FoldState, ThreadNow
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+MAX_AUTHORS = 200  # ids per members call (the server's limit)
 
 
 class CliError(Exception):
@@ -71,9 +72,20 @@ class OneThread(msgspec.Struct):
     thread: ThreadRow
 
 
+class FormerRow(msgspec.Struct):
+    """Someone who wrote in the house and has left it, or a retired bot."""
+
+    agentId: str
+    handle: str
+    displayName: str
+    username: str = ""  # people only
+    bot: bool = False
+
+
 class People(msgspec.Struct):
     members: list[MemberRow]
     bots: list[BotRow]
+    former: list[FormerRow] = []
 
 
 class StatusRow(msgspec.Struct):
@@ -102,6 +114,7 @@ class HitHouse(msgspec.Struct):
 class HitAuthor(msgspec.Struct):
     handle: str
     displayName: str
+    username: str = ""  # people only
     bot: bool = False
 
 
@@ -197,12 +210,22 @@ class Api:
     def thread(self, thread_id: str) -> ThreadRow:
         return self.call("GET", f"/api/threads/{thread_id}", OneThread).thread
 
-    def names(self, house: str) -> Names:
-        people = self.call("GET", f"/api/houses/{house}/members", People)
-        names = Names((m.agentId, Name(m.username, m.handle)) for m in people.members)
-        names.update(
-            (b.agentId, Name(b.displayName, b.handle, True, b.active)) for b in people.bots
-        )
+    def names(self, house: str, authors: Iterable[str | None] = ()) -> Names:
+        """The house's people and bots, and those of ``authors`` (ids from its entries) who
+        have left it since: a removed member's messages keep their name."""
+        authors = sorted({a for a in authors if a})
+        names = Names()
+        for start in range(0, max(len(authors), 1), MAX_AUTHORS):
+            params = {"authors": ",".join(authors[start : start + MAX_AUTHORS])} if authors else {}
+            people = self.call("GET", f"/api/houses/{house}/members", People, params=params)
+            names.update((m.agentId, Name(m.username, m.handle)) for m in people.members)
+            names.update(
+                (b.agentId, Name(b.displayName, b.handle, True, b.active)) for b in people.bots
+            )
+            names.update(
+                (f.agentId, Name(f.username or f.displayName, f.handle, f.bot, not f.bot))
+                for f in people.former
+            )
         return names
 
     def new_thread(self, house: str, title: str) -> ThreadRow:

@@ -12,11 +12,11 @@ import threading
 import time
 
 from cli.client import Api, NowAnswer, StatusRow, Total
-from cli.render import decoded, now_lines, print_entries
+from cli.render import caught_up, decoded, now_lines, print_entries
 from streams import wire
 from threads import entries as E
 from threads.now import LIVE_RUN_STATES, NowFold, with_delegated_spend
-from threads.projection import visible_entries
+from threads.projection import tombstoned_ids
 from threads.states import State
 from threads.status import REPLY_TURN_CAP_MS, derive_thread_status
 
@@ -45,10 +45,16 @@ class Watch:
             )
 
     def apply(self, entry) -> None:
-        if entry.authorId and entry.authorId not in self.names:
-            self.names = self.api.names(self.house)  # someone new joined
+        self.know([entry])
         self._count(entry)
         self.fold.apply(entry)
+
+    def know(self, entries) -> None:
+        """Names for every author of ``entries``: someone new joined, or someone who wrote
+        and has left the house since (their messages keep their name)."""
+        unknown = {e.authorId for e in entries if e.authorId and e.authorId not in self.names}
+        if unknown:
+            self.names.update(self.api.names(self.house, unknown))
 
     def answer(self) -> NowAnswer:
         now_ms = time.time_ns() // 1_000_000
@@ -116,17 +122,18 @@ def read_until_quiet(api: Api, args, out, cancel: threading.Event) -> str:
     is working or waiting (or ``cancel``); returns the offset to resume from.
 
     What came before ``/now``'s offset is printed from ``--from``; after it, every entry is
-    both printed (once: by id) and folded, so the fold decides when to stop.
+    both printed (once: by id) and folded, so the fold decides when to stop. The history up
+    to the tail is printed as one catch-up, so a message deleted by then is not in it.
     """
     watch = Watch(api, args.thread)
     printed: set[str] = set()
     with api.scoped(args.thread) as scoped:
         earlier, _ = _catch_up(scoped, args.offset or wire.START, out)
-        _print(earlier, watch, args, out, printed)
         later, offset = _catch_up(scoped, watch.offset, out)
         for entry in later:
             watch.apply(entry)
-        _print(later, watch, args, out, printed)
+        watch.know(earlier)
+        _print(earlier + later, watch, args, out, printed)
         while watch.busy() and not cancel.is_set():
             page = scoped.poll(offset, cancel)
             if page is None:
@@ -155,5 +162,5 @@ def _catch_up(scoped, offset: str, out):
 def _print(entries, watch: Watch, args, out, printed: set[str]) -> None:
     fresh = [e for e in entries if e.id not in printed]
     printed.update(e.id for e in fresh)
-    shown = fresh if (args.raw or args.json) else visible_entries(fresh)
-    print_entries(shown, watch.names, args.json, out)
+    shown = fresh if (args.raw or args.json) else caught_up(fresh)
+    print_entries(shown, watch.names, args.json, out, tombstoned_ids(entries))

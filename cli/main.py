@@ -33,6 +33,7 @@ from cli.live import follow_now, read_until_quiet
 from cli.render import (
     AGENT_ID,
     Output,
+    caught_up,
     decoded,
     hit_line,
     house_line,
@@ -42,7 +43,6 @@ from cli.render import (
 )
 from streams import errors
 from threads.narration import Names
-from threads.projection import visible_entries
 
 
 def parser() -> argparse.ArgumentParser:
@@ -215,32 +215,40 @@ def post_problem(exc: errors.StreamError) -> str:
 
 
 def read(api: Api, args, out: Output, **_) -> None:
-    names = names_of(api, args.thread)
-    raw, offset = [], args.offset
     with api.scoped(args.thread) as scoped:
-        while True:
-            page = scoped.read(offset) if offset else scoped.read()
-            raw += page.entries
-            offset = page.next_offset
-            if page.up_to_date or page.closed:
-                break
-    entries = decoded(raw, out)
-    shown = entries if args.json else visible_entries(entries)
-    print_entries(shown, names, args.json, out)
+        entries, offset = history(scoped, args.offset, out)
+    shown = entries if args.json else caught_up(entries)
+    print_entries(shown, names_of(api, args.thread, entries), args.json, out)
     out.note(f"offset: {offset}")
 
 
 def follow(api: Api, args, out: Output, *, cancel: threading.Event | None, **_) -> None:
-    names = names_of(api, args.thread)
+    """The history as a chat view shows it (deleted messages are not there), then each new
+    entry as it comes: a message deleted after it was printed gets a line saying so."""
     cancel = cancel or interrupt_event()
     with api.scoped(args.thread) as scoped:
-        for raw in scoped.tail(args.offset, cancel=cancel):
+        entries, offset = history(scoped, args.offset, out)
+        names = names_of(api, args.thread, entries)
+        print_entries(entries if args.json else caught_up(entries), names, args.json, out)
+        for raw in scoped.tail(offset, cancel=cancel):
             entry = decoded([raw], out)
             if entry and entry[0].authorId and entry[0].authorId not in names:
-                names = names_of(api, args.thread)  # someone new joined
+                names = names_of(api, args.thread, [entry[0].authorId])  # someone new joined
             print_entries(entry, names, args.json, out)
         if scoped.offset:
             out.note(f"offset: {scoped.offset} (arbe follow {args.thread} --from it resumes)")
+
+
+def history(scoped, offset: str | None, out: Output) -> tuple[list, str]:
+    """Entries from ``offset`` (or the start) to the tail, without waiting, and the offset
+    after them."""
+    raw = []
+    while True:
+        page = scoped.read(offset) if offset else scoped.read()
+        raw += page.entries
+        offset = page.next_offset
+        if page.up_to_date or page.closed or not page.entries:
+            return decoded(raw, out), offset
 
 
 def now_command(api: Api, args, out: Output, *, cancel: threading.Event | None, **_) -> None:
@@ -309,8 +317,10 @@ COMMANDS = {
 # -- helpers ---------------------------------------------------------------------------
 
 
-def names_of(api: Api, thread_id: str) -> Names:
-    return api.names(api.thread(thread_id).house)
+def names_of(api: Api, thread_id: str, entries=()) -> Names:
+    """The thread's house's names, with whoever of ``entries``' authors has left it."""
+    authors = [e if isinstance(e, str) else e.authorId for e in entries]
+    return api.names(api.thread(thread_id).house, authors)
 
 
 def interrupt_event() -> threading.Event:

@@ -13,6 +13,7 @@ import msgspec
 from threads import entries as E
 from threads.entries import EntryError, convert_entry, to_builtins
 from threads.narration import Names, narration
+from threads.projection import visible_entries
 from threads.states import label
 
 
@@ -31,13 +32,15 @@ def clock(ts_ms: int | None) -> str:
     return time.strftime("%H:%M", time.localtime(ts_ms / 1000)) if ts_ms else "--:--"
 
 
-def entry_line(entry: E.Entry, names: Names) -> str | None:
+def entry_line(entry: E.Entry, names: Names, deleted: bool = False) -> str | None:
     """One entry as the thread page would say it, or None for what the page shows as nothing
-    (tool calls and results live under a reply on the page; ``--json`` prints them)."""
+    (tool calls and results live under a reply on the page; ``--json`` prints them).
+    ``deleted`` labels a tombstoned message in a raw read."""
     p, when = entry.payload, clock(entry.ts)
     if isinstance(p, E.Chat):
         text = p.text.replace("\n", "\n      ")  # continuation lines under the text
-        return f"{when} {names.of(entry.authorId).display}: {text}  [{entry.id}]"
+        label = " (deleted)" if deleted else ""
+        return f"{when} {names.of(entry.authorId).display}: {text}  [{entry.id}]{label}"
     if isinstance(p, E.DispatchStarted):
         return f"{when} · @{names.of(p.agentId).handle} is replying"
     if isinstance(p, E.EntryDeleted):
@@ -132,11 +135,23 @@ def decoded(raw: Iterable[dict], out: Output) -> list:
     return entries
 
 
-def print_entries(entries, names: Names, as_json: bool, out: Output) -> None:
+def caught_up(entries: list[E.Entry]) -> list[E.Entry]:
+    """History as a chat view shows it: a deleted message is not there, and neither is its
+    tombstone. A tombstone of a message printed before this read (earlier than ``--from``)
+    stays, as "message … was deleted": a terminal can't take a line back."""
+    shown = visible_entries(entries)
+    ids = {e.id for e in entries}
+    return [
+        e for e in shown if not (isinstance(e.payload, E.EntryDeleted) and e.payload.entryId in ids)
+    ]
+
+
+def print_entries(entries, names: Names, as_json: bool, out: Output, gone=frozenset()) -> None:
+    """``gone``: ids of tombstoned messages, labelled "(deleted)" (raw reads print them)."""
     for entry in entries:
         if as_json:
             out.line(json.dumps(to_builtins(entry), ensure_ascii=False))
-        elif (line := entry_line(entry, names)) is not None:
+        elif (line := entry_line(entry, names, entry.id in gone)) is not None:
             out.line(line)
 
 

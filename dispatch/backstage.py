@@ -28,10 +28,9 @@ from django.conf import settings
 
 from arbe_site.concurrency import in_thread
 from dispatch import thread_leases
-from dispatch.holding import ThreadHolding
+from dispatch.holding import DIRECTOR_CHANNEL, ThreadHolding, lease_s
 
 logger = logging.getLogger(__name__)
-DIRECTOR_CHANNEL = "director"
 SWEEP_LEASE = "backstage-sweep"
 HOLDER = f"{socket.gethostname()}:{os.getpid()}"
 
@@ -225,10 +224,6 @@ class Backstage(ThreadHolding):
                 await asyncio.sleep(0.02)
 
         asyncio.run_coroutine_threadsafe(asyncio.wait_for(idle(), timeout), self.loop).result()
-
-
-def lease_s() -> float:
-    return settings.BACKSTAGE_LEASE_S
 
 
 _backstage = Backstage()

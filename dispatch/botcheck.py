@@ -5,8 +5,9 @@ provider Pi doesn't know, a key variable bots may not use (``dispatch/pi/keys.py
 server's own settings never, others only by the operator's prefix or list). Whether the
 variable is set is not part of the answer, so it tells no one which variables exist; a
 missing key fails the reply, or the check. ``check_bot`` makes a one-token call through Pi
-with the bot's own configuration and says how it went, in a line fit for a page: what
-failed, never where on the server.
+with the bot's own configuration and says how it went, in a line fit for a page: the
+answer (its first ``ANSWER_CHARS``; the call stops there), or what failed, never where on
+the server.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from threads.failures import scrub, short_reason
 
 CHECK_PROMPT = "Answer with the single word OK."
 CHECK_TIMEOUT_S = 60.0
+ANSWER_CHARS = 200  # of the answer shown: the whole of a short one, never a page of text
 
 
 @dataclass(frozen=True)
@@ -86,13 +88,14 @@ async def check_bot(bot) -> CheckResult:
                     async for event in events:
                         if isinstance(event, MessageUpdate):
                             said += event.assistantMessageEvent.delta or ""
-                            if said.strip():  # one token is enough to know it answers
+                            if len(said) > ANSWER_CHARS:  # enough to show: stop paying
                                 await session.abort()
                                 break
                         elif isinstance(event, MessageEnd) and (
                             event.message.get("role") == "assistant"
                         ):
                             failure = assistant_failure(event.message)
+                            break  # the whole answer: the owner reads what the bot said
                         elif isinstance(event, AgentEnd):
                             break
         except TimeoutError:
@@ -104,6 +107,7 @@ async def check_bot(bot) -> CheckResult:
         return CheckResult(False, f"@{bot.handle} couldn't answer: {short_reason(failure)}.")
     if not said.strip():
         return CheckResult(False, f"@{bot.handle} answered with nothing.")
-    return CheckResult(
-        True, f"@{bot.handle} answered “{scrub(said.strip())[:40]}” in {seconds:.1f} s."
-    )
+    answer = " ".join(scrub(said).split())
+    if len(answer) > ANSWER_CHARS:
+        answer = answer[: ANSWER_CHARS - 1].rstrip() + "…"
+    return CheckResult(True, f"@{bot.handle} answered “{answer}” in {seconds:.1f} s.")

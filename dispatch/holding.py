@@ -14,11 +14,18 @@ import asyncio
 import contextlib
 import logging
 
+from django.conf import settings
+
 from arbe_site.concurrency import in_thread
 from dispatch import thread_leases
 from dispatch.fencing import Fenced, FencedWriter
 
 logger = logging.getLogger(__name__)
+DIRECTOR_CHANNEL = "director"  # the channel-layer queue of wakes for backstage workers
+
+
+def lease_s() -> float:
+    return settings.BACKSTAGE_LEASE_S
 
 
 class ThreadHolding:
@@ -31,8 +38,6 @@ class ThreadHolding:
     draining: bool = False
 
     async def _wake(self, thread_id: str, run=None) -> bool:
-        from dispatch.backstage import lease_s
-
         if self.draining:
             return False  # shutting down: another worker takes the wake (or the sweep does)
         holding = thread_id in self.passes
@@ -122,8 +127,6 @@ class ThreadHolding:
         if settings.BACKSTAGE != "worker":
             return
         from channels.layers import get_channel_layer
-
-        from dispatch.backstage import DIRECTOR_CHANNEL
 
         try:
             await get_channel_layer().send(

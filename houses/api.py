@@ -1,10 +1,12 @@
 """The houses API: who is in a house. Owners add and remove people and bots."""
 
+import re
 from typing import Annotated
 
 import msgspec
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.db.models import Q
 from django.http import Http404, HttpResponse
 from django.views.decorators.http import require_http_methods
 
@@ -23,6 +25,7 @@ from houses.membership import (
 )
 from houses.models import Agent, Membership
 from houses.rollup import house_rollup, rollups, with_rollup
+from threads.models import EntryLocation
 
 Role = Annotated[str, msgspec.Meta(pattern="^(owner|member)$")]
 Involvement = Annotated[str, msgspec.Meta(pattern="^(mentions|everything)$")]
@@ -87,16 +90,60 @@ def bot_row(bot: Agent) -> dict:
     }
 
 
+MAX_AUTHORS = 200
+AGENT_ID = re.compile(r"^ag_[a-z0-9]{1,29}\Z")
+
+
+def author_ids(text: str) -> set[str]:
+    """``?authors=ag_1,ag_2``: the ids a reader of the house's entries could not name."""
+    ids = {i for i in text.split(",") if i}
+    if len(ids) > MAX_AUTHORS or not all(AGENT_ID.match(i) for i in ids):
+        raise BadInput(f"authors: up to {MAX_AUTHORS} agent ids (ag_…), comma-separated")
+    return ids
+
+
+def former_authors(house, ids: set[str]) -> list[Agent]:
+    """Of ``ids``, the house's retired bots and the people who wrote in its threads and have
+    left it: their messages keep their names. Anyone else stays unknown (nothing leaks about
+    people who never wrote here)."""
+    if not ids:
+        return []
+    wrote = set(
+        EntryLocation.objects.filter(thread__house=house, author_id__in=ids)
+        .values_list("author_id", flat=True)
+        .distinct()
+    )
+    return list(
+        Agent.objects.filter(pk__in=ids)
+        .select_related("user")
+        .filter(Q(house=house) | Q(kind=Agent.Kind.PERSON, pk__in=wrote))
+        .order_by("handle")
+    )
+
+
+def former_row(agent: Agent) -> dict:
+    return {
+        "agentId": agent.id,
+        "handle": agent.handle,
+        "displayName": agent.display_name,
+        "username": agent.user.get_username() if agent.user else "",
+        "bot": agent.is_bot,
+    }
+
+
 @api_view
 @require_http_methods(["GET", "POST"])
 def members(request, slug):
     if request.method == "GET":
         house = access_house(request.principal, slug).house
-        rows = house.memberships.select_related("user__agent").order_by("user__username")
-        bots = house.bots.filter(active=True).order_by("handle")
-        return json_response(
-            {"members": [member_row(m) for m in rows], "bots": [bot_row(b) for b in bots]}
-        )
+        rows = list(house.memberships.select_related("user__agent").order_by("user__username"))
+        bots = list(house.bots.filter(active=True).order_by("handle"))
+        answer = {"members": [member_row(m) for m in rows], "bots": [bot_row(b) for b in bots]}
+        if "authors" in request.GET:
+            known = {m.user.agent.id for m in rows} | {b.id for b in bots}
+            asked = author_ids(request.GET["authors"]) - known
+            answer["former"] = [former_row(a) for a in former_authors(house, asked)]
+        return json_response(answer)
     house = access_owned_house(request.principal, slug).house
     body = parse_json(request, AddMemberBody)
     user = get_user_model().objects.filter(username=body.username, is_active=True).first()

@@ -2,6 +2,13 @@ from django import forms
 
 from houses.models import HANDLE_PATTERN, INVITE_DAYS, Agent, Membership
 
+# "Speaks on …" on the members page: when a bot answers without being mentioned, in the
+# director's own terms (dispatch/decide.py).
+INVOLVEMENT_WORDS = [
+    (Agent.Involvement.MENTIONS, "mentions and one-person threads"),
+    (Agent.Involvement.EVERYTHING, "every message"),
+]
+
 
 class NewThreadForm(forms.Form):
     title = forms.CharField(max_length=200)
@@ -20,7 +27,7 @@ class AddBotForm(forms.Form):
     instructions = forms.CharField(widget=forms.Textarea, required=False)
     api_key_env = forms.RegexField(regex=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64, required=False)
     involvement = forms.ChoiceField(
-        choices=Agent.Involvement.choices, initial=Agent.Involvement.MENTIONS, required=False
+        choices=INVOLVEMENT_WORDS, initial=Agent.Involvement.MENTIONS, required=False
     )
 
     def clean_involvement(self):
@@ -28,7 +35,7 @@ class AddBotForm(forms.Form):
 
 
 class BotInvolvementForm(forms.Form):
-    involvement = forms.ChoiceField(choices=Agent.Involvement.choices)
+    involvement = forms.ChoiceField(choices=INVOLVEMENT_WORDS)
 
 
 class InviteForm(forms.Form):

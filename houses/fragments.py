@@ -54,7 +54,7 @@ def row_fragment(house_id: int, thread_id: str, user=None, *, move: bool = True)
     ).first()
     if thread is None:
         return ""
-    (row,) = thread_rows([thread], house_names(house_id), user)
+    (row,) = thread_rows([thread], house_names(house_id, [thread.last_chat_author_id]), user)
     template = "houses/_thread_row_oob.html" if move else "houses/_thread_row_swap.html"
     total = {"unread_total": unread_total(user, house_id), "oob": True}
     return render_to_string(template, {"row": row}) + render_to_string(
@@ -80,7 +80,8 @@ ROWS = 30  # two screens of rows on a laptop; more load as the list is scrolled
 def list_context(house, user, cursor: str = "") -> dict:
     """A page of the house's thread rows for ``user`` and the cursor of the next page."""
     page = page_of(live_threads(house.pk), cursor, ROWS)
-    rows = thread_rows(page.rows, house_names(house.pk), user)
+    authors = [t.last_chat_author_id for t in page.rows]
+    rows = thread_rows(page.rows, house_names(house.pk, authors), user)
     context = {"house": house, "rows": rows, "next": page.next}
     if not cursor:  # the first page carries the house's unread total (the tab title)
         context["unread_total"] = unread_total(user, house.pk)

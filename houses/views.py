@@ -11,7 +11,14 @@ from django.views.decorators.http import require_GET, require_POST
 from arbe_site.concurrency import in_thread
 from dispatch.botcheck import check_bot
 from houses.access import access_house, access_owned_bot, access_owned_house
-from houses.forms import AddBotForm, AddMemberForm, BotInvolvementForm, InviteForm, NewThreadForm
+from houses.forms import (
+    INVOLVEMENT_WORDS,
+    AddBotForm,
+    AddMemberForm,
+    BotInvolvementForm,
+    InviteForm,
+    NewThreadForm,
+)
 from houses.fragments import list_context
 from houses.home import home_context
 from houses.invites import live_invites
@@ -25,7 +32,6 @@ from houses.membership import (
     remove_member,
     retire_bot,
 )
-from houses.models import Agent
 from houses.tokens import BadTokenName, issue_token, revoke_token, tokens_of
 from threads.lifecycle import create_thread
 from threads.paging import BadCursor
@@ -39,7 +45,12 @@ def home(request):
 @login_required
 def house_page(request, slug):
     access = access_house(request.user, slug)
-    context = {"house": access.house, "membership": access.membership, "form": NewThreadForm()}
+    context = {
+        "house": access.house,
+        "membership": access.membership,
+        "form": NewThreadForm(),
+        "has_board": access.house.t3_hosts.exists(),
+    }
     return render(request, "houses/house.html", context | list_context(access.house, request.user))
 
 
@@ -61,11 +72,11 @@ def new_thread(request, slug):
     access = access_house(request.user, slug)
     form = NewThreadForm(request.POST)
     if form.is_valid():
-        create_thread(
+        thread = create_thread(
             house=access.house, title=form.cleaned_data["title"], by=agent_for_user(request.user)
         )
-    else:
-        messages.error(request, "A thread needs a title (up to 200 characters).")
+        return redirect("thread", thread_id=thread.id)  # the next thing is its first message
+    messages.error(request, "A thread needs a title (up to 200 characters).")
     return redirect("house", slug=slug)
 
 
@@ -84,7 +95,7 @@ def members_page(request, slug):
             "bots": house.bots.filter(active=True).order_by("handle"),
             "member_form": AddMemberForm(),
             "bot_form": AddBotForm(),
-            "involvements": Agent.Involvement.choices,
+            "involvements": INVOLVEMENT_WORDS,
             "invites": live_invites(house),  # invite links (houses.joining)
             "invite_form": InviteForm(),
         },

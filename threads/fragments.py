@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 
 from django.db.models import Q
 from django.template.loader import render_to_string
@@ -22,6 +23,7 @@ from django.utils.safestring import mark_safe
 
 from houses.models import Agent
 from threads import entries as E
+from threads.bot_rules import bot_rules
 from threads.entry_views import (
     Item,
     avatar,
@@ -47,13 +49,24 @@ __all__ = [
 ]
 
 
-def house_names(house_id: int) -> Names:
-    """Everyone who can appear in a house's threads (one query)."""
+def house_names(house_id: int, authors: Iterable[str | None] = ()) -> Names:
+    """Everyone who can appear in a house's threads (one query), and those of ``authors``
+    (ids read from the house's own entries) who have left it since (a second query, only
+    then): a removed member's messages keep their name and avatar."""
     agents = Agent.objects.filter(Q(house_id=house_id) | Q(user__memberships__house_id=house_id))
-    return Names(
-        (a.id, Name(a.display_name, a.handle, a.kind == Agent.Kind.BOT, a.active))
-        for a in agents.distinct()
-    )
+    names = Names((a.id, _name(a)) for a in agents.distinct())
+    if gone := {a for a in authors if a and a not in names}:
+        names.update((a.id, _name(a)) for a in Agent.objects.filter(pk__in=gone))
+    return names
+
+
+def _name(agent: Agent) -> Name:
+    return Name(agent.display_name, agent.handle, agent.kind == Agent.Kind.BOT, agent.active)
+
+
+def authors_of(*parts) -> set[str]:
+    """The authors of history slices' entries (``threads.windows.Slice``; None skipped)."""
+    return {e.authorId for part in parts if part for e in part.entries if e.authorId}
 
 
 def render_entry(view: dict, thread_id: str) -> str:
@@ -216,16 +229,19 @@ def page_context(access, *, now_ms: int, around: str = "", was_read: int | None 
     from threads.current import load_view
 
     thread = access.thread
-    names = house_names(thread.house_id)
     linked = windows.around(thread.id, around) if around else None
     part = windows.newest(thread.id)
+    names = house_names(thread.house_id, authors_of(part, linked))
     loaded = load_view(thread, now_ms=now_ms)
     items = window_items(part, names, thread.id)
     above = window_items(linked, names, thread.id) if linked else []
     viewer_id = access.principal.agent_id
     first = linked or part
     finished = [e.payload.spend for e in part.entries if isinstance(e.payload, E.DispatchFinished)]
+    rules = bot_rules(thread)
     return now_context(loaded.now, names, thread.id) | {
+        "rules": rules,
+        "solo_bot": rules.solo_bot(viewer_id),
         "thread": thread,
         "house": thread.house,
         "items_html": rendered.html(items, thread.id),
@@ -273,7 +289,7 @@ def window_context(access, *, upto="", before="", after="", until="") -> dict | 
         part = windows.older(thread.id, upto=upto, before=before)
     if part is None:
         return None
-    names = house_names(thread.house_id)
+    names = house_names(thread.house_id, authors_of(part))
     return {
         "items_html": rendered.html(window_items(part, names, thread.id), thread.id),
         "older": part.older,

@@ -9,7 +9,7 @@ mentions, images that are not same-site relative paths turned into links (an
 off-site ``<img>`` would fetch a URL of the writer's choosing the moment a page
 shows it: a bot could leak what it read that way). ``nh3`` cleans the result
 last, as the backstop: allowed tags and attributes only, ``http``, ``https`` and
-``mailto`` URLs only, ``rel="noopener noreferrer"`` on links.
+``mailto`` URLs only, ``target="_blank" rel="noopener noreferrer"`` on links.
 
 Rendering is bounded (docs/security.md, "Rendering is bounded"). markdown-it is
 linear in most shapes but not all (a mark may search to the end of its block),
@@ -71,6 +71,7 @@ CLEANER = nh3.Cleaner(
     },
     url_schemes={"http", "https", "mailto"},
     link_rel="noopener noreferrer",
+    set_tag_attribute_values={"a": {"target": "_blank"}},  # a link never replaces the thread
 )
 
 

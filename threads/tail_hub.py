@@ -145,7 +145,9 @@ class ThreadTail:
 
     async def publish(self, entries, offset: str) -> None:
         if any(e.authorId and e.authorId not in self.names for e in entries):
-            self.names = await sync_to_async(house_names)(self.house_id)
+            self.names = await sync_to_async(house_names)(
+                self.house_id, [e.authorId for e in entries]
+            )
         batch = await off_loop(self.render_batch, entries, offset)
         self.panel, self.offset, self.marker = batch.panel, offset, batch.marker
         subscribers = list(self.subscribers)

@@ -137,6 +137,21 @@
   });
   var unseenInFrame = 0;
 
+  // The house page's rows (houses/fragments.py row_fragment) for a row this page doesn't
+  // show (not loaded yet, or a new thread), so htmx never reports a missing target: a read
+  // elsewhere swaps a row in place ("true"): nothing to do, the frame is dropped; news moves
+  // a row to the top ("delete", then the row first): the delete gets a stand-in to remove.
+  var ROW_FRAME = /^\s*<li id="(thread-[\w-]+)"[^>]*\bhx-swap-oob="(true|delete)"/;
+  document.addEventListener("htmx:wsBeforeMessage", function (evt) {
+    var row = ROW_FRAME.exec(evt.detail.message || ""), list = $("#threads");
+    if (!row || !list || document.getElementById(row[1])) return;
+    if (row[2] === "true") return evt.preventDefault();
+    var standIn = document.createElement("li");
+    standIn.id = row[1];
+    standIn.hidden = true;
+    list.append(standIn);
+  });
+
   document.addEventListener("htmx:wsBeforeMessage", function () {
     if (!scroller) return;
     wasPinned = atBottom(); // measured before anything is inserted
@@ -324,7 +339,10 @@
     if (!entry.isConnected) return;
     entry.classList.add("failed");
     var state = $(".send-state", entry);
-    state.textContent = "Not sent.";
+    // Offline, it is queued, as the header's banner says: it goes by itself on "online".
+    var offline = navigator.onLine === false;
+    entry.classList.toggle("queued", offline);
+    state.textContent = offline ? "Will send when you're back online." : "Not sent.";
     var retry = document.createElement("button");
     retry.type = "button";
     retry.className = "secondary retry";
@@ -333,7 +351,8 @@
     discard.type = "button";
     discard.className = "secondary discard";
     discard.textContent = "Discard";
-    state.append(retry, discard);
+    if (offline) state.append(discard);
+    else state.append(retry, discard);
   }
 
   // The server refused it (too long, not allowed…): the text goes back to the box.

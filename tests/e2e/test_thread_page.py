@@ -150,7 +150,8 @@ class ThreadPageTests(LiveThreadCase):
         self.say(page, "written on the train")
         failed = page.locator(".entry.chat.failed", has_text="written on the train")
         expect(failed).to_be_visible(timeout=WAIT)
-        expect(failed.get_by_role("button", name="Retry")).to_be_visible()
+        # Queued, as the banner says: it goes by itself (no Retry while offline).
+        expect(failed.locator(".send-state")).to_contain_text("Will send when you're back online")
         expect(conn.locator(".conn-offline")).to_be_visible(timeout=WAIT)
         page.context.set_offline(False)
         # Back online: the socket reconnects and the failed message goes by itself.

@@ -106,8 +106,8 @@ def test_owners_manage_members_from_the_page(world):
 def test_members_start_threads_from_the_house_page(world):
     member = world.client_for(world.member)
     response = member.post("/houses/h/threads/new", {"title": "From the page"})
-    assert response.status_code == 302
     thread = Thread.objects.get(title="From the page")
+    assert (response.status_code, response["Location"]) == (302, f"/threads/{thread.id}/")
     assert read_entries(thread.id)[0][0].type == "signal.thread.created"
     assert "From the page" in member.get("/houses/h/").content.decode()
     stranger = world.client_for(world.stranger)

@@ -57,15 +57,15 @@ def test_dangerous_link_schemes_are_stripped(link):
     assert "href" not in html and "click" in html
 
 
-def test_bare_urls_are_linked_with_noopener():
+def test_bare_urls_are_linked_in_a_new_tab_with_noopener():
     html = chat_html("see https://example.com/a?b=1 and www.example.org")
-    assert '<a href="https://example.com/a?b=1" rel="noopener noreferrer">' in html
+    assert '<a href="https://example.com/a?b=1" target="_blank" rel="noopener noreferrer">' in html
     assert 'href="http://www.example.org"' in html
 
 
 def test_known_handles_become_mentions_and_others_stay_text():
     html = chat_html("@helper, ask @mia, not @stranger or mia@example.com", HANDLES)
-    assert '<a class="mention" data-agent="ag_bot" rel="noopener noreferrer">@helper</a>' in html
+    assert 'class="mention" data-agent="ag_bot"' in html and ">@helper</a>" in html
     assert 'data-agent="ag_mia"' in html
     assert "@stranger" in html and "stranger</a>" not in html
     assert html.count('class="mention"') == 2

@@ -322,7 +322,7 @@ def test_the_check_action_makes_one_call_through_pi_and_shows_the_result(live):
     page = live.world.client_for(live.world.owner)
     response = page.post("/houses/h/bots/helper/check", follow=True)
     html = response.content.decode()
-    assert "@helper answered “Hello" in html
+    assert "@helper answered “Hello from fake LLM!”" in html  # the whole answer
     assert len(live.fake.requests) == 1
     live.fake.script(Fail(message="quota exceeded"))
     api = page.post("/api/houses/h/bots/helper/check")
