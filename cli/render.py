@@ -44,7 +44,7 @@ def entry_line(entry: E.Entry, names: Names, deleted: bool = False) -> str | Non
     if isinstance(p, E.DispatchStarted):
         return f"{when} · @{names.of(p.agentId).handle} is replying"
     if isinstance(p, E.EntryDeleted):
-        return f"{when} · a message was deleted"
+        return f"{when} · message {p.entryId} was deleted"
     line = narration(p, names, entry.authorId)
     return f"{when} · {line}" if line else None
 

@@ -92,8 +92,8 @@ def test_a_list_may_start_right_under_a_line():
 
 def test_bare_links_keep_their_parentheses_and_leave_the_sentence_punctuation():
     html = chat_html("(see https://en.example.org/wiki/A_(b), or www.example.org.) notes.md")
-    assert '<a href="https://en.example.org/wiki/A_(b)" rel' in html
-    assert '<a href="http://www.example.org" rel' in html
+    assert '<a href="https://en.example.org/wiki/A_(b)" target' in html
+    assert '<a href="http://www.example.org" target' in html
     assert "notes.md</p>" in html  # a bare file name is not a link
     assert 'href="http://localhost:8000/x"' in chat_html("on http://localhost:8000/x now")
 
@@ -106,6 +106,6 @@ def test_tables_and_fenced_code():
 
 def test_a_link_to_a_disallowed_scheme_keeps_its_text():
     html = chat_html("[bad](javascript:alert(1)) and ![pic](data:image/png;base64,AAAA)")
-    assert '<a rel="noopener noreferrer">bad</a>' in html
-    assert '<a rel="noopener noreferrer">pic</a>' in html
+    assert '<a target="_blank" rel="noopener noreferrer">bad</a>' in html
+    assert '<a target="_blank" rel="noopener noreferrer">pic</a>' in html
     assert "href" not in html and "javascript" not in html

@@ -104,7 +104,7 @@ def test_ordinary_long_chat_still_gets_markdown():
     html = chat_html(text, HANDLES)
     assert html != plain_html(text)
     assert html.count('class="mention"') >= 20 and "<li>" in html and "<table>" in html
-    assert '<a href="https://ci.example/run/7" rel="noopener noreferrer">' in html
+    assert '<a href="https://ci.example/run/7" target="_blank" rel="noopener noreferrer">' in html
     assert '<th align="left">step</th>' in html and "<del>" not in html and "<s>old</s>" in html
 
 

@@ -81,7 +81,9 @@ BAD_APPENDS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("case", "headers", "body", "status"), BAD_APPENDS, ids=lambda v: v)
+@pytest.mark.parametrize(
+    ("case", "headers", "body", "status"), BAD_APPENDS, ids=[case[0] for case in BAD_APPENDS]
+)
 def test_bad_append_is_rejected_and_appends_nothing(client, stream, case, headers, body, status):
     before = tail(client, stream)
     response = client.post(stream, content=body, headers=headers)
