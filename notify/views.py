@@ -7,6 +7,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import OuterRef, Subquery
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -28,18 +29,35 @@ def settings_of(user) -> NotifySettings:
 
 def thread_mode(user, thread_id: str) -> str:
     """``all``, ``mute`` or ``""`` (the person's level applies)."""
-    row = ThreadNotify.objects.filter(user=user, thread_id=thread_id).first()
-    return row.mode if row else ""
+    return modes_of(user, thread_id)[0]
 
 
-def effective(user, thread_id: str) -> str:
-    """What reaches this person from this thread: all, mentions or nothing."""
-    mode = thread_mode(user, thread_id)
+def modes_of(user, thread_id: str) -> tuple[str, str]:
+    """(the thread's mode for ``user``, what reaches them from it: all/mentions/nothing),
+    in one query (the thread page's budget)."""
+    from django.contrib.auth import get_user_model
+
+    row = (
+        get_user_model()
+        .objects.filter(pk=user.pk)
+        .annotate(
+            mode=Subquery(
+                ThreadNotify.objects.filter(user=OuterRef("pk"), thread_id=thread_id).values(
+                    "mode"
+                )[:1]
+            ),
+            level=Subquery(NotifySettings.objects.filter(user=OuterRef("pk")).values("level")[:1]),
+        )
+        .values_list("mode", "level")
+        .first()
+    )
+    mode, level = row or (None, None)
+    mode, level = mode or "", level or Level.MENTIONS
     if mode == ThreadMode.MUTE:
-        return Level.NOTHING
+        return mode, Level.NOTHING
     if mode == ThreadMode.ALL:
-        return Level.ALL
-    return settings_of(user).level
+        return mode, Level.ALL
+    return mode, level
 
 
 @login_required

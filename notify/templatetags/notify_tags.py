@@ -1,23 +1,23 @@
 from django import template
 
-from notify.models import Level, ThreadMode
+from notify.models import ThreadMode
 
 register = template.Library()
 
 
 def bell_context(user, thread) -> dict:
-    from notify.views import effective, thread_mode
+    from notify.views import modes_of
 
+    mode, effective = modes_of(user, thread.pk)
     return {
         "thread": thread,
-        "mode": thread_mode(user, thread.pk),
-        "effective": effective(user, thread.pk),
+        "mode": mode,
+        "effective": effective,
         "modes": [
             ("", "Your setting", "Mentions and bots you asked, or what you chose"),
             (ThreadMode.ALL, "Every message", "Everything said in this thread"),
             (ThreadMode.MUTE, "Mute", "Nothing from this thread, not even mentions"),
         ],
-        "Level": Level,
     }
 
 
