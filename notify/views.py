@@ -11,7 +11,7 @@ from django.db.models import OuterRef, Subquery
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from arbe_site.api import api_view, decode_body, json_response, people_only, request_body
 from houses.access import access_person_thread
@@ -32,9 +32,9 @@ def thread_mode(user, thread_id: str) -> str:
     return modes_of(user, thread_id)[0]
 
 
-def modes_of(user, thread_id: str) -> tuple[str, str]:
-    """(the thread's mode for ``user``, what reaches them from it: all/mentions/nothing),
-    in one query (the thread page's budget)."""
+def modes_of(user, thread_id: str) -> tuple[str, str, str]:
+    """(the thread's mode for ``user``, their level, what reaches them from the thread:
+    all/mentions/nothing), in one query (the thread page's budget)."""
     from django.contrib.auth import get_user_model
 
     row = (
@@ -54,10 +54,10 @@ def modes_of(user, thread_id: str) -> tuple[str, str]:
     mode, level = row or (None, None)
     mode, level = mode or "", level or Level.MENTIONS
     if mode == ThreadMode.MUTE:
-        return mode, Level.NOTHING
+        return mode, level, Level.NOTHING
     if mode == ThreadMode.ALL:
-        return mode, Level.ALL
-    return mode, level
+        return mode, level, Level.ALL
+    return mode, level, level
 
 
 @login_required
@@ -68,7 +68,8 @@ def settings_page(request):
         if level not in Level.values:
             return HttpResponseBadRequest("Choose what to be notified about.")
         chosen.level = level
-        chosen.email = request.POST.get("email") == "on"
+        if request.user.email:  # without an address the box is disabled: keep the choice
+            chosen.email = request.POST.get("email") == "on"
         chosen.save()
         messages.success(request, "Saved.")
         return redirect("notify-settings")
@@ -134,7 +135,7 @@ def forget_device_api(request):
     return json_response({"removed": devices.forget(user, body.endpoint)})
 
 
-@require_GET
+@require_safe
 @never_cache
 def service_worker(request):
     """``/sw.js``: served from the root so its scope is the whole site."""

@@ -8,13 +8,17 @@ register = template.Library()
 def bell_context(user, thread) -> dict:
     from notify.views import modes_of
 
-    mode, effective = modes_of(user, thread.pk)
+    mode, level, effective = modes_of(user, thread.pk)
+    yours = {
+        "all": "Now: every message in your houses",
+        "nothing": "Now: nothing",
+    }.get(level, "Now: mentions and replies from bots you asked")
     return {
         "thread": thread,
         "mode": mode,
         "effective": effective,
         "modes": [
-            ("", "Your setting", "Mentions and bots you asked, or what you chose"),
+            ("", "Your setting", yours),
             (ThreadMode.ALL, "Every message", "Everything said in this thread"),
             (ThreadMode.MUTE, "Mute", "Nothing from this thread, not even mentions"),
         ],
