@@ -203,3 +203,30 @@ def test_a_mention_read_or_deleted_before_it_is_due_is_not_emailed(world, settin
     tick()
     assert mail.outbox == []
     assert set(Notice.objects.values_list("state", flat=True)) == {"read", "gone"}
+
+
+def test_the_backstage_engine_sends_on_its_own_when_the_append_wakes_it(
+    world, push_service, devices, settings
+):
+    """The notifier on a backstage engine's loop: the append seam wakes it, it sends."""
+    import time
+
+    from dispatch.backstage import Backstage
+    from notify.worker import start_notifier
+
+    settings.NOTIFY_POLL_S = 3600  # only a wake can make it look in time
+    engine = Backstage(holder="engine-test")
+    engine._start_loop()
+    running = start_notifier(engine.holder, engine.loop)
+    try:
+        time.sleep(0.3)  # its first look (an empty outbox) is over
+        post(world.client_for(world.owner), world.thread, "@mia woken, not polled")
+        deadline = time.monotonic() + 20
+        while len(push_service.received) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(push_service.to(devices["mia-phone"])) == 1
+        assert len(push_service.to(devices["mia-laptop"])) == 1
+    finally:
+        running.cancel()
+        engine.stop_background()
+        engine.loop.call_soon_threadsafe(engine.loop.stop)
