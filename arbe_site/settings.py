@@ -276,8 +276,8 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "arbe <arbe@localhost>")
 NOTIFY_EMAIL_DELAY_S = env_int("NOTIFY_EMAIL_DELAY_S", 600)
 NOTIFY_POLL_S = env_int("NOTIFY_POLL_S", 2)  # how often a worker looks for work it wasn't woken for
-# Links in push and email: the address people reach the site at.
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Links in email: the address people reach the site at (default: where arbe reaches itself).
+SITE_URL = env_str("SITE_URL", ARBE_INTERNAL_URL).rstrip("/")
 # VAPID: the key pair is generated on first run and kept in var/ (0600); the subject is
 # the contact push services may use.
 VAPID_KEY_FILE = VAR_DIR / "vapid_private.pem"
