@@ -13,7 +13,12 @@ def bell_context(user, thread) -> dict:
         "all": "Now: every message in your houses",
         "nothing": "Now: nothing",
     }.get(level, "Now: mentions and replies from bots you asked")
+    if mode == ThreadMode.MUTE:
+        state = "Muted"
+    else:
+        state = {"all": "All messages", "nothing": "Off"}.get(effective, "Mentions")
     return {
+        "state": state,
         "thread": thread,
         "mode": mode,
         "effective": effective,

@@ -9,7 +9,7 @@ from django.core import mail
 
 from notify.models import Asked, Level, Notice, NotifySettings, Outbox, PushDevice, ThreadNotify
 from notify.worker import Notifier
-from threads.entries import Chat, DispatchStarted
+from threads.entries import Chat, DispatchStarted, ThreadChildFinished
 from threads.lifecycle import new_entry
 from threads.recency import stream_writer
 
@@ -230,3 +230,18 @@ def test_the_backstage_engine_sends_on_its_own_when_the_append_wakes_it(
         running.cancel()
         engine.stop_background()
         engine.loop.call_soon_threadsafe(engine.loop.stop)
+
+
+def test_a_finished_run_tells_the_person_who_asked_its_bot(world, push_service, devices):
+    asked = post(world.client_for(world.member), world.thread, "@helper run the migration")
+    writer = stream_writer()
+    started = DispatchStarted(dispatchId="d2", agentId=world.bot.id, entryIds=[asked])
+    writer.append(world.thread.stream_name, new_entry(started, author=world.bot.id))
+    report = ThreadChildFinished(childThreadId="child1", report="Migrated 42 rows.", ok=True)
+    writer.append(world.thread.stream_name, new_entry(report, author=world.bot.id))
+    tick()
+    [got] = push_service.to(devices["mia-phone"])
+    message = devices["mia-phone"].decrypt(got.body)
+    assert message["title"] == "Helper finished a run in “Plans”"
+    assert message["body"] == "Migrated 42 rows."
+    assert push_service.to(devices["olive"]) == []
