@@ -275,6 +275,7 @@ EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "arbe <arbe@localhost>")
 NOTIFY_EMAIL_DELAY_S = env_int("NOTIFY_EMAIL_DELAY_S", 600)
+NOTIFY_KEEP_DAYS = env_int("NOTIFY_KEEP_DAYS", 30)  # how long the record of what was sent stays
 NOTIFY_POLL_S = env_int("NOTIFY_POLL_S", 2)  # how often a worker looks for work it wasn't woken for
 # Links in email: the address people reach the site at (default: where arbe reaches itself).
 SITE_URL = env_str("SITE_URL", ARBE_INTERNAL_URL).rstrip("/")

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -29,6 +30,8 @@ from threads.models import EntryLocation, Thread, ThreadRead
 
 logger = logging.getLogger(__name__)
 BATCH = 100
+PRUNE_EVERY_S = 3600
+DONE = (Notice.State.SENT, Notice.State.READ, Notice.State.GONE)
 
 _wakers: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
 _wakers_lock = threading.Lock()
@@ -46,6 +49,7 @@ def wake() -> None:
 class Notifier:
     def __init__(self, holder: str) -> None:
         self.holder = holder
+        self.pruned_at: float | None = None
 
     def tick(self) -> int:
         """Look at the outbox and the due email once; how many outbox items were handled."""
@@ -57,6 +61,9 @@ class Notifier:
                 logger.exception("notify: could not handle entry %s", item.entry_id)
             Outbox.objects.filter(pk=item.pk).delete()
         mail.send_due(self.holder)
+        if self.pruned_at is None or time.monotonic() - self.pruned_at > PRUNE_EVERY_S:
+            self.pruned_at = time.monotonic()
+            prune()
         return len(items)
 
     def handle(self, item: Outbox) -> None:
@@ -137,6 +144,13 @@ class Notifier:
         finally:
             with _wakers_lock:
                 _wakers.discard(waker)
+
+
+def prune() -> int:
+    """Forget settled claims older than ``NOTIFY_KEEP_DAYS``: an entry that old is never
+    appended again (a retried append is a duplicate and never reaches the seam)."""
+    before = timezone.now() - timedelta(days=settings.NOTIFY_KEEP_DAYS)
+    return Notice.objects.filter(created_at__lt=before, state__in=DONE).delete()[0]
 
 
 def message(item: Outbox, thread: Thread, author: Agent | None, person: Recipient) -> dict:

@@ -245,3 +245,24 @@ def test_a_finished_run_tells_the_person_who_asked_its_bot(world, push_service, 
     assert message["title"] == "Helper finished a run in “Plans”"
     assert message["body"] == "Migrated 42 rows."
     assert push_service.to(devices["olive"]) == []
+
+
+def test_settled_notices_are_pruned_after_the_keep_days(world, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from notify.worker import prune
+
+    settings.NOTIFY_KEEP_DAYS = 30
+    old = timezone.now() - timedelta(days=31)
+    for i, state in enumerate(("sent", "gone", "queued")):
+        Notice.objects.create(
+            user=world.member, entry_id=f"e{i}", thread=world.thread, channel="push", state=state
+        )
+    Notice.objects.update(created_at=old)
+    Notice.objects.create(
+        user=world.member, entry_id="new", thread=world.thread, channel="push", state="sent"
+    )
+    assert prune() == 2
+    assert sorted(Notice.objects.values_list("entry_id", flat=True)) == ["e2", "new"]
