@@ -22,9 +22,8 @@ self.addEventListener("notificationclick", function (event) {
   event.waitUntil(self.clients.matchAll({ type: "window", includeUncontrolled: true }).then(function (list) {
     for (var i = 0; i < list.length; i++) {
       var open = new URL(list[i].url);
-      if (open.pathname === url.pathname && "focus" in list[i]) {
-        return list[i].navigate(url.href).then(function (client) { return client && client.focus(); });
-      }
+      // The thread is open already: bring it forward (it shows what landed itself).
+      if (open.pathname === url.pathname && "focus" in list[i]) return list[i].focus();
     }
     return self.clients.openWindow(url.href);
   }));
