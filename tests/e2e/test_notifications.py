@@ -105,6 +105,12 @@ class NotificationTests(ChannelsLiveServerTestCase):
         expect(info).to_have_attribute("data-state", "granted")
         expect(button).to_be_hidden()
         expect(info.locator(".when-granted")).to_be_visible()
+        # This test browser has no push service, and the page says so; the service worker
+        # was registered for the whole site first (/sw.js, scope /).
+        expect(info).to_have_attribute("data-pushing", "no")
+        expect(info.locator(".when-nopush")).to_be_visible()
+        scope = page.evaluate("navigator.serviceWorker.getRegistration().then((r) => r && r.scope)")
+        assert scope == f"{self.live_server_url}/"
         # The top bar links here from every page.
         page.goto(f"/threads/{self.thread.id}/")
         page.get_by_role("link", name="Notifications").click()
