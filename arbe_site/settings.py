@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "boards",
     "search",
     "cli",
+    "notify",
 ]
 
 MIDDLEWARE = [
@@ -265,6 +266,38 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 # -- end of Content-Security-Policy --------------------------------------------------------
+
+# --- Notifications (notify/, docs/notifications.md) -------------------------------------------
+# Email for mentions still unread after a delay. The console backend prints mail (make run);
+# EMAIL_BACKEND names SMTP (EMAIL_HOST…) or an anymail backend (ANYMAIL settings) when deployed.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "arbe <arbe@localhost>")
+NOTIFY_EMAIL_DELAY_S = env_int("NOTIFY_EMAIL_DELAY_S", 600)
+NOTIFY_KEEP_DAYS = env_int("NOTIFY_KEEP_DAYS", 30)  # how long the record of what was sent stays
+NOTIFY_POLL_S = env_int("NOTIFY_POLL_S", 2)  # how often a worker looks for work it wasn't woken for
+# Links in email: the address people reach the site at (default: where arbe reaches itself).
+SITE_URL = env_str("SITE_URL", ARBE_INTERNAL_URL).rstrip("/")
+# VAPID: the key pair is generated on first run and kept in var/ (0600); the subject is
+# the contact push services may use.
+VAPID_KEY_FILE = VAR_DIR / "vapid_private.pem"
+VAPID_SUBJECT = env_str("VAPID_SUBJECT", "mailto:arbe@localhost")
+# Push endpoints the server will POST to (a leading dot: any subdomain); https only.
+PUSH_SERVICE_HOSTS = env_list(
+    "PUSH_SERVICE_HOSTS",
+    [
+        "fcm.googleapis.com",
+        ".push.services.mozilla.com",
+        ".notify.windows.com",
+        ".push.apple.com",
+    ],
+)
+PUSH_ALLOW_HTTP = False  # tests only: their loopback push service speaks http
+# --- end notifications -----------------------------------------------------------------------
 
 # --- Logging ---------------------------------------------------------------------------------
 # Everything goes to one console handler on the root logger, so each line prints once: Django's

@@ -46,6 +46,7 @@ class Backstage(ThreadHolding):
         self.waking: set[asyncio.Task] = set()  # wakes still asking for a lease
         self.sweeping: asyncio.Future | None = None
         self.tending: asyncio.Task | None = None
+        self.notifying = None  # notify.worker: pushes and email, where the sweep runs
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -77,6 +78,9 @@ class Backstage(ThreadHolding):
                 self.sweeping = asyncio.run_coroutine_threadsafe(
                     self.sweep_forever(settings.BACKSTAGE_SWEEP_S), self.loop
                 )
+                from notify.worker import start_notifier
+
+                self.notifying = start_notifier(self.holder, self.loop)
 
     def start_boards(self) -> None:
         """Thread-safe: run the T3 board subscribers (``boards.service``) on this engine."""

@@ -163,3 +163,14 @@ def access_invite(token: str, client: str) -> HouseInvite:
         invite_limits.count_miss(client, token)
         raise Http404
     return invite
+
+
+def readers_of(thread: Thread):
+    """Active people who may read ``thread`` (its house's members): whom it may notify."""
+    from django.contrib.auth import get_user_model
+
+    return (
+        get_user_model()
+        .objects.filter(memberships__house_id=thread.house_id, is_active=True)
+        .distinct()
+    )

@@ -15,6 +15,7 @@ def pytest_configure(config):
     from django.conf import settings
 
     settings.BACKSTAGE_SWEEP_S = 0
+    settings.NOTIFY_POLL_S = 0  # no notifier on the test engine: notify tests run their own
     settings.POSTHOG_API_KEY = ""
     _redis_database_per_worker(settings)
 

@@ -21,6 +21,7 @@ from channels.layers import get_channel_layer
 from django.db import close_old_connections
 from django.db.models import Q
 
+import notify.outbox
 import search.index
 from streams.client import (
     AsyncDurableStreamClient,
@@ -155,6 +156,7 @@ def after_append(
     # follows new entries too.
     throttle.bump(thread_id, max(e.ts for e in entries), announce=not moves_status(entries))
     track_after_append(thread_id, entries)
+    notify.outbox.after_append(thread_id, entries)  # rows and a wake; the worker sends
 
 
 class RecencyTrackingWriter:

@@ -22,6 +22,7 @@ from django.core.management.base import BaseCommand
 from arbe_site.runtime import use_uvloop
 from dispatch.backstage import DIRECTOR_CHANNEL, backstage
 from dispatch.runs import Claim
+from notify.worker import Notifier
 
 SWEEP_INTERVAL_S = 60
 RECEIVE_RETRY_S = 1.0
@@ -55,6 +56,7 @@ class Command(BaseCommand):
         tasks = [
             asyncio.create_task(self.receive(engine)),
             asyncio.create_task(engine.sweep_forever(interval)),
+            asyncio.create_task(Notifier(engine.holder).run_forever()),  # notify/worker.py
         ]
         await stop.wait()
         tasks[0].cancel()  # no new wakes from now on: they stay for the other workers

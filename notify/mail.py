@@ -1,0 +1,116 @@
+"""Email for mentions still unread after ``NOTIFY_EMAIL_DELAY_S``: one message per person
+with everything that came due, claimed by one guarded UPDATE so two workers never both
+send it."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.mail import send_mail
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+from notify.models import Channel, Notice, NotifySettings, ThreadMode, ThreadNotify
+from threads.models import EntryLocation, Thread, ThreadRead
+
+logger = logging.getLogger(__name__)
+RETRY_S = 60
+PEOPLE_PER_TICK = 50
+
+
+def send_due(holder: str) -> int:
+    """Send every person's due email; how many messages went out."""
+    now = timezone.now()
+    due = Notice.objects.filter(
+        channel=Channel.EMAIL,
+        state=Notice.State.QUEUED,
+        due_at__lte=now,
+    )
+    users = list(due.values_list("user_id", flat=True).distinct()[:PEOPLE_PER_TICK])
+    sent = 0
+    for user_id in users:
+        claim = f"{holder}:{secrets.token_hex(4)}"
+        taken = due.filter(user_id=user_id).update(state=Notice.State.SENDING, claimed_by=claim)
+        if taken and _send_claimed(user_id, claim):
+            sent += 1
+    return sent
+
+
+def _send_claimed(user_id: int, claim: str) -> bool:
+    notices = list(
+        Notice.objects.filter(claimed_by=claim, state=Notice.State.SENDING).order_by("created_at")
+    )
+    live = _still_news(user_id, notices)
+    user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
+    chosen = NotifySettings.objects.filter(user_id=user_id).first()
+    if user is None or not user.email or (chosen is not None and not chosen.email):
+        live = []
+    gone = [n.pk for n in notices if n not in live]
+    Notice.objects.filter(pk__in=gone, state=Notice.State.SENDING).update(state=Notice.State.GONE)
+    if not live:
+        return False
+    subject, body = compose(live)
+    try:
+        send_mail(subject, body, None, [user.email])
+    except Exception as exc:  # the mail server is down: try again later
+        logger.warning("notify: email to user %s failed: %s", user_id, type(exc).__name__)
+        Notice.objects.filter(pk__in=[n.pk for n in live]).update(
+            state=Notice.State.QUEUED, due_at=timezone.now() + timedelta(seconds=RETRY_S)
+        )
+        return False
+    Notice.objects.filter(pk__in=[n.pk for n in live]).update(state=Notice.State.SENT)
+    return True
+
+
+def _still_news(user_id: int, notices: list[Notice]) -> list[Notice]:
+    """Drop what was read, deleted or muted since it was queued, or is in a house left."""
+    threads = {n.thread_id for n in notices}
+    read = dict(
+        ThreadRead.objects.filter(user_id=user_id, thread_id__in=threads).values_list(
+            "thread_id", "read_seq"
+        )
+    )
+    muted = set(
+        ThreadNotify.objects.filter(
+            user_id=user_id, thread_id__in=threads, mode=ThreadMode.MUTE
+        ).values_list("thread_id", flat=True)
+    )
+    readable = set(
+        Thread.objects.filter(
+            pk__in=threads, house__memberships__user_id=user_id, archived_at__isnull=True
+        ).values_list("pk", flat=True)
+    )
+    deleted = set(
+        EntryLocation.objects.filter(
+            Q(thread_id__in=threads), ~Q(deleted_by=""), entry_id__in=[n.entry_id for n in notices]
+        ).values_list("entry_id", flat=True)
+    )
+    live = []
+    for n in notices:
+        if n.seq and read.get(n.thread_id, 0) >= n.seq:
+            Notice.objects.filter(pk=n.pk).update(state=Notice.State.READ)
+        elif n.thread_id in readable and n.thread_id not in muted and n.entry_id not in deleted:
+            live.append(n)
+    return live
+
+
+def compose(notices: list[Notice]) -> tuple[str, str]:
+    titles = dict(
+        Thread.objects.filter(pk__in={n.thread_id for n in notices}).values_list("pk", "title")
+    )
+    if len(notices) == 1:
+        n = notices[0]
+        subject = f"{n.author} mentioned you in “{titles.get(n.thread_id, '')}”"
+    else:
+        subject = f"{len(notices)} mentions you haven't read"
+    lines = ["You were mentioned and haven't read it yet:", ""]
+    for n in notices:
+        url = settings.SITE_URL + reverse("thread", args=[n.thread_id]) + f"#entry-{n.entry_id}"
+        lines += [f"{n.author} in “{titles.get(n.thread_id, '')}”:", f"  {n.text}", f"  {url}", ""]
+    lines.append(f"Change what you get: {settings.SITE_URL}{reverse('notify-settings')}")
+    return subject, "\n".join(lines)

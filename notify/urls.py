@@ -1,0 +1,17 @@
+from django.urls import path
+
+from notify import views
+
+urlpatterns = [
+    # Notification settings belong with the account's pages (/account/).
+    path("account/notifications/", views.settings_page, name="notify-settings"),
+    path(
+        "account/notifications/devices/<int:pk>/remove",
+        views.remove_device,
+        name="notify-remove-device",
+    ),
+    path("api/notify/devices", views.device_api, name="api-notify-devices"),
+    path("api/notify/devices/forget", views.forget_device_api, name="api-notify-forget"),
+    path("threads/<str:thread_id>/notify", views.set_thread_mode, name="thread-notify"),
+    path("sw.js", views.service_worker, name="service-worker"),
+]
