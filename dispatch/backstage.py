@@ -106,7 +106,10 @@ class Backstage(ThreadHolding):
         async def stop() -> None:
             boards = board_service()
             tasks = [self.tending, boards.task, *boards.subscribers.values()]
-            tasks = [t for t in tasks if t is not None and not t.done()]
+            # The board service is one per process: only the tasks on this engine's loop
+            # are this engine's to stop (a second engine, in tests, shares the process).
+            here = asyncio.get_running_loop()
+            tasks = [t for t in tasks if t is not None and not t.done() and t.get_loop() is here]
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

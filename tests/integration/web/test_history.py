@@ -177,9 +177,10 @@ def test_window_queries_are_bounded_and_flat_in_depth(world):
             part = client.get(f"/threads/{world.thread.id}/window", {"upto": key})
         counts.append(len(older))
         key = older_key(part.content.decode())
-    # 12: two of them say which bot answers without a mention (threads/bot_rules.py), one
-    # finds the viewer's first unread message (the "New messages" divider).
-    assert len(page) <= 12, [q["sql"][:90] for q in page.captured_queries]
+    # 13: two of them say which bot answers without a mention (threads/bot_rules.py), one
+    # finds the viewer's first unread message (the "New messages" divider), one reads the
+    # viewer's notification setting for the thread (its bell).
+    assert len(page) <= 13, [q["sql"][:90] for q in page.captured_queries]
     assert len(counts) == 5 and max(counts) <= 9 and len(set(counts[:-1])) == 1
 
 
