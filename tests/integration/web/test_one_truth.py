@@ -14,8 +14,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from arbe_site.asgi import application
-from cli.client import Api, Settings
 from cli import live
+from cli.client import Api, Settings
 from cli.live import Watch
 from houses.models import ApiToken
 from streams.transport import ASGITransport, SyncBridgeTransport
