@@ -50,7 +50,7 @@ def narration(p, names: Names, author: str | None = None) -> str | None:
         case E.ThreadCreated(title=title):
             return f"Thread started: {title}"
         case E.ThreadRenamed(title=title):
-            return f"{names.of(author).display} renamed the thread to {title}"
+            return f"{names.of(author).display} renamed the thread to “{title}”"
         case E.ThreadArchived(archived=archived):
             return f"{names.of(author).display} {'' if archived else 'un'}archived the thread."
         case E.ThreadRunState(state=state, agentId=agent, task=task):

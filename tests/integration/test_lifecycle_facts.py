@@ -48,7 +48,7 @@ def test_renaming_and_archiving_through_the_api_are_in_the_log(world):
         "ThreadArchived",
     ]
     assert all(e.authorId == world.owner.agent.id for e in facts)
-    assert told(world, facts[0]) == "olive renamed the thread to Launch plans"
+    assert told(world, facts[0]) == "olive renamed the thread to “Launch plans”"
     assert told(world, facts[1]) == "olive archived the thread."
     assert told(world, facts[2]) == "olive unarchived the thread."
     thread = Thread.objects.get(pk=world.thread.pk)
