@@ -155,16 +155,19 @@ class ThreadTail:
             except TimeoutError:
                 pass
             try:
-                batch = await self.build((), self.offset, fragments=False)
+                await self.refresh_now()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 logger.warning("refreshing the panel of thread %s failed", self.thread_id)
                 await asyncio.sleep(RETRY_S)
-                continue
-            if batch.panel != self.panel:
-                self.panel = batch.panel
-                self.fan_out(batch)
+
+    async def refresh_now(self) -> None:
+        """Derive the panel again now; a changed one goes out to every viewer."""
+        batch = await self.build((), self.offset, fragments=False)
+        if batch.panel != self.panel:
+            self.panel = batch.panel
+            self.fan_out(batch)
 
     async def run(self) -> None:
         try:
@@ -242,6 +245,10 @@ class TailHub:
         tail.subscribers.add(subscription)
         try:
             await asyncio.shield(tail.ready)
+            if tail.watching_children:
+                # A delegated run's record moves on its child, without an entry here: a
+                # newcomer's first frame reads it now, not up to CHILD_REFRESH_S ago.
+                await tail.refresh_now()
         except BaseException:
             self.unsubscribe(subscription)
             raise
