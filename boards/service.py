@@ -1,16 +1,26 @@
 """The board service: one subscriber per T3 host, run by the backstage engine.
 
-Each subscriber opens the host's ``/ws``, subscribes to ``orchestration.subscribeShell``,
-folds every chunk into its rows with ``boards.t3.apply``, stores the rows that changed,
+Each subscriber opens the host's ``/ws``, subscribes to ``orchestration.subscribeShell``
+and ``orchestration.subscribeArchivedShell``, folds every chunk into its rows with
+``boards.t3.apply``, stores the rows that changed,
 acks the chunk, and tells the house's pages (``board.rows`` on ``house-<id>``). The
 transport never reconnects; this loop does, with exponential backoff and jitter, and
 resubscribes from scratch: the fresh authoritative snapshot makes the board converge
 whatever happened while it was away.
+
+The main shell reports archiving as ``thread.removed`` (archived or deleted alike), so
+archived threads come from the archived shell, where T3 keeps them. Each stream folds into
+a cache of its own, each replaced only by its own snapshots; the board is the active rows
+plus the archived ones no active row hides. So whichever stream tells of an archive (or an
+unarchive) first, the board converges on the thread reading ``"archived"`` (seed 001), and
+a deleted thread leaves both. A host without the archived shell (an older T3) shows active
+threads only, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 
@@ -24,6 +34,7 @@ from boards.t3.rpc import Client, RpcError, StreamChunk, StreamDone, StreamError
 
 logger = logging.getLogger(__name__)
 SHELL = "orchestration.subscribeShell"
+ARCHIVED_SHELL = "orchestration.subscribeArchivedShell"
 RESCAN_S = 30.0
 
 
@@ -49,7 +60,10 @@ class HostSubscriber:
         self.host_id = host_id
         self.backoff = backoff or Backoff()
         self.connect = connect  # e.g. ping_interval, dead_after (tests)
-        self.rows: dict = {}
+        self.rows: dict = {}  # what the board shows: the two caches merged
+        self.active: dict = {}  # folded from the main shell
+        self.archived: dict = {}  # folded from the archived shell
+        self.folding = asyncio.Lock()
         self.connected = asyncio.Event()
 
     def __repr__(self) -> str:
@@ -71,9 +85,14 @@ class HostSubscriber:
 
     async def follow(self, host: T3Host) -> None:
         self.rows = await in_thread(_stored_rows, host)
+        self.archived = {k: r for k, r in self.rows.items() if r.get(META, {}).get("archived")}
+        self.active = {k: r for k, r in self.rows.items() if k not in self.archived}
         client = await Client.connect(host.url, token=host.token or None, **self.connect)
+        archive = None
         try:
             subscription = await client.subscribe(SHELL, {})
+            archived = await client.subscribe(ARCHIVED_SHELL, {})
+            archive = asyncio.create_task(self.follow_archive(host, client, archived))
             self.connected.set()
             async for event in subscription:
                 if isinstance(event, StreamChunk):
@@ -85,15 +104,53 @@ class HostSubscriber:
                 elif isinstance(event, StreamDone):
                     logger.info("board %s: the shell stream ended", host.label)
         finally:
+            if archive is not None:
+                archive.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await archive
             await client.close()
 
-    async def fold(self, host: T3Host, values) -> None:
-        rows = apply(self.rows, values, host=host.label)
-        changed = [row for key, row in rows.items() if self.rows.get(key) != row]
-        removed = [key[1] for key in self.rows if key not in rows]
-        if changed or removed:
-            await in_thread(store, host, changed, removed)
-        self.rows = rows
+    async def follow_archive(self, host: T3Host, client: Client, subscription) -> None:
+        """The archived shell, beside the main one; its failure ends only itself."""
+        async for event in subscription:
+            if isinstance(event, StreamChunk):
+                await self.fold(host, as_archived(event.values), archived=True)
+                await client.ack(subscription)
+            elif isinstance(event, StreamError):
+                logger.info("board %s: no archived shell (%s)", host.label, event.error)
+                return
+
+    async def fold(self, host: T3Host, values, *, archived: bool = False) -> None:
+        async with self.folding:
+            if archived:
+                self.archived = apply(self.archived, values, host=host.label)
+            else:
+                self.active = apply(self.active, values, host=host.label)
+            rows = {**self.archived, **self.active}
+            changed = [row for key, row in rows.items() if self.rows.get(key) != row]
+            removed = [key[1] for key in self.rows if key not in rows]
+            if changed or removed:
+                await in_thread(store, host, changed, removed)
+            self.rows = rows
+
+
+def as_archived(values) -> list:
+    """Archived-shell items as ``apply`` reads archived ones: its updates are archived
+    threads (sent without a location) and its snapshot lists archived threads."""
+    items = []
+    for item in values if isinstance(values, list | tuple) else []:
+        if isinstance(item, dict) and item.get("kind") == "thread.updated":
+            item = {**item, "location": "archive"}
+        elif isinstance(item, dict) and item.get("kind") == "snapshot":
+            snapshot = item.get("snapshot")
+            if isinstance(snapshot, dict):
+                listed = [
+                    *(snapshot.get("threads") or []),
+                    *(snapshot.get("archivedThreads") or []),
+                ]
+                item = {**item, "snapshot": {**snapshot, "threads": [], "archivedThreads": listed}}
+        items.append(item)
+    return items
 
 
 def _enabled_host(host_id: int) -> T3Host | None:

@@ -44,6 +44,7 @@ class ThreadRow(msgspec.Struct):
     statusMessage: str = ""
     lastEntryTs: int | None = None
     parentId: str | None = None
+    archived: bool = False
 
 
 class MemberRow(msgspec.Struct):

@@ -15,10 +15,18 @@ from cli.client import Api, NowAnswer, StatusRow, Total
 from cli.render import caught_up, decoded, now_lines, print_entries
 from streams import wire
 from threads import entries as E
-from threads.now import LIVE_RUN_STATES, NowFold, with_delegated_spend
+from threads.now import (
+    ChildRecord,
+    NowFold,
+    current_view,
+    live_children,
+)
 from threads.projection import tombstoned_ids
 from threads.states import State
 from threads.status import REPLY_TURN_CAP_MS, derive_thread_status
+
+CHILD_REFRESH_S = 5.0  # how often a live delegated run's record is read again (its child's)
+TICK_S = 1.0  # how often ``--follow`` derives the view again while no entry comes
 
 
 class Watch:
@@ -35,6 +43,14 @@ class Watch:
         run = thread.parentId is not None  # a coding run's own thread
         self.fold = NowFold.resume(answer.now, answer.fold, bots=bots, run=run)
         self.total = answer.total
+        # What /now said of each live delegated run's child, read again every CHILD_REFRESH_S.
+        self.children = {
+            r.childThreadId: ChildRecord(r.status, r.statusMessage, r.spend)
+            for r in answer.now.runs
+            if r.childThreadId and r.status
+        }
+        self.children_at = time.monotonic()
+        self.checked = set(self.children)
 
     def _count(self, entry) -> None:
         # The thread total grows by each finished reply, as the page's does.
@@ -56,12 +72,27 @@ class Watch:
         if unknown:
             self.names.update(self.api.names(self.house, unknown))
 
+    def child_records(self, child_ids: list[str]) -> dict[str, ChildRecord]:
+        """The children's records as the server keeps them: the child thread's stored
+        status (an archived child counts no more) and its run's spend from its own ``/now``."""
+        stale = time.monotonic() - self.children_at >= CHILD_REFRESH_S
+        if stale or not set(child_ids) <= self.checked:
+            records = {}
+            for child_id in child_ids:
+                row = self.api.thread(child_id)
+                if row.archived:
+                    continue
+                spend = self.api.now(child_id).now.spend
+                records[child_id] = ChildRecord(row.status, row.statusMessage, spend)
+            self.children, self.children_at = records, time.monotonic()
+            self.checked = set(child_ids)
+        return {c: self.children[c] for c in child_ids if c in self.children}
+
     def answer(self) -> NowAnswer:
+        """The current view now (``threads.now.current_view``, as the server builds it)."""
         now_ms = time.time_ns() // 1_000_000
         view = self.fold.view(now_ms)
-        # A delegated run ended on the parent is the child's business (as /now leaves it).
-        view.runs = [r for r in view.runs if not r.childThreadId or r.state in LIVE_RUN_STATES]
-        with_delegated_spend(view)
+        view = current_view(view, self.child_records(live_children(view)))
         status = derive_thread_status(
             view, thread_id=self.thread_id, name_of=lambda agent: self.names.of(agent).display
         )
@@ -105,16 +136,39 @@ class Screen:
 
 
 def follow_now(api: Api, thread_id: str, out, cancel: threading.Event) -> str:
-    """Show the current view until ``cancel``; returns the offset reached."""
+    """Show the current view until ``cancel``; returns the offset reached.
+
+    Entries move the view as they come; between them a ticker derives it again every
+    ``TICK_S``, so a reply going quiet or a delegated run's child moving shows as time
+    passes, as on the page.
+    """
     watch = Watch(api, thread_id)
     screen = Screen(out.stdout)
-    screen.show(watch.lines())
-    with api.scoped(thread_id) as scoped:
-        for raw in scoped.tail(watch.offset, cancel=cancel):
-            for entry in decoded([raw], out):
-                watch.apply(entry)
-            screen.show(watch.lines())
-        return scoped.offset or watch.offset
+    lock = threading.Lock()  # the fold and the screen, between the tail and the ticker
+    with lock:
+        screen.show(watch.lines())
+    ticker = threading.Thread(target=_tick, args=(watch, screen, lock, cancel), daemon=True)
+    ticker.start()
+    try:
+        with api.scoped(thread_id) as scoped:
+            for raw in scoped.tail(watch.offset, cancel=cancel):
+                with lock:
+                    for entry in decoded([raw], out):
+                        watch.apply(entry)
+                    screen.show(watch.lines())
+            return scoped.offset or watch.offset
+    finally:
+        cancel.set()
+        ticker.join(TICK_S + 5)
+
+
+def _tick(watch: Watch, screen: Screen, lock: threading.Lock, cancel: threading.Event) -> None:
+    while not cancel.wait(TICK_S):
+        try:
+            with lock:
+                screen.show(watch.lines())
+        except Exception:  # a failed child read: the next tick tries again
+            continue
 
 
 def read_until_quiet(api: Api, args, out, cancel: threading.Event) -> str:

@@ -155,13 +155,22 @@ def plan_pass(
                 entryIds=[e.id for e in undecided],
             )
             owed += [b for b in decision.picked if b not in owed]
+    picked_for = picked_by(entries)
+    if plan.decided is not None:
+        for i in plan.decided.entryIds:
+            picked_for.setdefault(i, set()).update(plan.decided.picked)
     for agent_id in owed:
-        # A bot takes in what waits, never its own messages nor what it already took in;
-        # if a deletion left it nothing to answer, it owes nothing. The newest, at most.
+        # A bot takes in what waits, never its own messages nor what it already took in,
+        # nor what another bot took in unless a pass picked this bot for it too (a steered
+        # message is answered once per bot that owes it); if a deletion left it nothing to
+        # answer, it owes nothing. The newest, at most.
         taken_in = [
             i
             for i in waiting
-            if i in by_id and by_id[i].authorId != agent_id and agent_id not in answered.get(i, ())
+            if i in by_id
+            and by_id[i].authorId != agent_id
+            and agent_id not in answered.get(i, ())
+            and (not answered.get(i) or agent_id in picked_for.get(i, ()))
         ]
         if taken_in:
             plan.start = (agent_id, taken_in[-window:])
@@ -175,6 +184,16 @@ def plan_pass(
         blocked=bool(decision and decision.blocked),
     )
     return plan
+
+
+def picked_by(entries: list[Entry]) -> dict[str, set[str]]:
+    """Message id -> the bots a director pass picked while deciding over it."""
+    picked: dict[str, set[str]] = {}
+    for e in entries:
+        if isinstance(e.payload, DirectorDecided):
+            for i in e.payload.entryIds:
+                picked.setdefault(i, set()).update(e.payload.picked)
+    return picked
 
 
 def answered_by(entries: list[Entry]) -> dict[str, set[str]]:

@@ -53,6 +53,17 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass
+class Steering:
+    """What a reply has steered in, kept across its attempts so a retry never steers a
+    message again: where to look for new messages next, the batches handed to Pi and not
+    yet put before the model, and the messages the reply took in (``dispatch.steered``)."""
+
+    offset: str
+    queued: list[list] = field(default_factory=list)
+    taken: list = field(default_factory=list)
+
+
+@dataclass
 class Attempt:
     ok: bool
     stage: str = ""
@@ -93,8 +104,9 @@ async def run_reply(start: StartReply, fence=None, resume: str | None = None) ->
             return
         attempts = settings.DISPATCH_MAX_ATTEMPTS
         spend = Spend()
+        steering = Steering(convo.offset)
         for attempt in range(1, attempts + 1):
-            result = await _attempt(convo, dispatch_id, writer)
+            result = await _attempt(convo, dispatch_id, writer, steering)
             spend = add_spend(spend, spend_of(result.messages))  # failed attempts cost too
             if result.ok:
                 try:
@@ -129,7 +141,18 @@ async def _finish(convo, dispatch_id, writer, result: Attempt, spend: Spend) -> 
     await writer.append(convo.stream, new_entry(finished, author=convo.bot.id))
 
 
-async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
+def attempt_prompt(convo: Conversation, steering: Steering) -> str:
+    """The prompt of an attempt: a retry's also holds what an earlier attempt took in, so
+    its new Pi reads those messages once, in its prompt, and they are not steered again.
+    Batches handed to Pi but never put before the model are dropped: they stay undecided,
+    and the director's pass after the reply answers them."""
+    steering.queued.clear()
+    if not steering.taken:
+        return convo.prompt
+    return f"{convo.prompt}\n\n{convo.render(steering.taken)}"
+
+
+async def _attempt(convo: Conversation, dispatch_id: str, writer, steering: Steering) -> Attempt:
     config = PiConfig(
         provider=convo.bot.provider,
         model=convo.bot.model,
@@ -151,8 +174,7 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
     try:
         prepared = EnvironmentPrepared(agentId=convo.bot.id, isolation=session.isolation)
         await writer.append(convo.stream, new_entry(prepared, author=convo.bot.id))
-        await session.prompt(convo.prompt)
-        steer_from, steering = convo.offset, []
+        await session.prompt(attempt_prompt(convo, steering))
         async with asyncio.timeout(settings.DISPATCH_REPLY_CAP_S):
             events = session.events()
             while True:
@@ -166,14 +188,17 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
                 role = event.message.get("role") if kind == "message_end" else None
                 if role == "assistant":
                     messages.append(event.message)
-                elif role == "user" and steering:
+                elif role == "user" and steering.queued:
                     # Pi put a steered message before the model: now the reply has taken it.
-                    steered = DispatchSteered(dispatchId=dispatch_id, entryIds=steering.pop(0))
+                    batch = steering.queued.pop(0)
+                    steering.taken.extend(batch)
+                    ids = [e.id for e in batch]
+                    steered = DispatchSteered(dispatchId=dispatch_id, entryIds=ids)
                     await writer.append(convo.stream, new_entry(steered, author=convo.bot.id))
                 elif kind == "turn_end" and getattr(event, "toolResults", None):
-                    queued = len(steering)
-                    steer_from = await _steer(convo, session, steer_from, steering)
-                    if len(steering) > queued:
+                    queued = len(steering.queued)
+                    await _steer(convo, session, steering)
+                    if len(steering.queued) > queued:
                         # Pi has queued them: say so until it takes them in.
                         phase = DispatchPhase(
                             dispatchId=dispatch_id, phase="steering", round=narration.round
@@ -207,17 +232,16 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer) -> Attempt:
     return Attempt(False, "process", f"Pi exited ({code}) before finishing.", retryable=True)
 
 
-async def _steer(convo, session, offset: str, steering: list[list[str]]) -> str:
+async def _steer(convo, session, steering: Steering) -> None:
     """Between tool rounds: hand Pi the messages that arrived since we last looked.
 
     Once Pi has queued them the reply narrates ``steering``; they count as taken in
     (``signal.dispatch.steered``) only when Pi puts them before the model (its user
     ``message_end``). A steer that reaches Pi after its last turn is never read; its
     messages stay undecided, and the director passes over them when this reply ends, as it
-    does after every reply."""
-    arrived, offset = await new_messages(convo, offset)
+    does after every reply. Where to look next is kept across attempts (``Steering``)."""
+    arrived, steering.offset = await new_messages(convo, steering.offset)
     arrived = arrived[-PASS_WINDOW:]  # older ones stay undecided: the director settles them
     if arrived:
         await session.steer(convo.render(arrived))
-        steering.append([e.id for e in arrived])
-    return offset
+        steering.queued.append(arrived)

@@ -27,6 +27,7 @@ from houses.models import Agent
 from threads import sandbox_tokens
 from threads.entries import (
     Chat,
+    FilesChanged,
     ThreadChildFinished,
     ThreadOrphaned,
     ThreadRunState,
@@ -177,6 +178,7 @@ async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWrite
     trace = observer(session_id=child.pk, distinct_id=bot.id, name="coding_run")
     session.observe(trace.see)
     ended = False
+    before = await in_thread(files_in, config.workspace)
     try:
         await session.prompt(claim.task)
         async for event in session.events():
@@ -194,10 +196,46 @@ async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWrite
     finally:
         trace.close("" if ended else "The run ended before Pi finished.")
         await session.close()
+    changed = changed_files(before, await in_thread(files_in, config.workspace))
+    if changed:
+        await sandbox.append(FilesChanged(paths=changed, runId=claim.run_id))
     failure = assistant_failure(messages[-1]) if messages else "Pi produced no answer."
     if failure:
         return False, f"The run failed: {short_reason(failure)}", messages
     return True, final_text(messages) or "(The run finished without a report.)", messages
+
+
+FILES_SEEN = 20_000  # a workspace walk stops here: bounded whatever a run writes
+FILES_TOLD = 1_000  # paths one signal.files.changed names (the contract's bound)
+
+
+def files_in(workspace) -> dict[str, tuple[int, int]]:
+    """Relative path -> (mtime ns, size) of the workspace's files, at most ``FILES_SEEN``."""
+    import os
+
+    found: dict[str, tuple[int, int]] = {}
+    root = str(workspace)
+    if not os.path.isdir(root):
+        return found
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            try:
+                stat = os.lstat(path)
+            except OSError:
+                continue
+            found[os.path.relpath(path, root)] = (stat.st_mtime_ns, stat.st_size)
+            if len(found) >= FILES_SEEN:
+                return found
+    return found
+
+
+def changed_files(before: dict, after: dict) -> list[str]:
+    """Paths a run added, changed or removed, sorted, at most ``FILES_TOLD`` (each cut to
+    the contract's 1,000 characters)."""
+    paths = {p for p, seen in after.items() if before.get(p) != seen} | (before.keys() - after)
+    return [p[:1_000] for p in sorted(paths)[:FILES_TOLD]]
 
 
 def report_to_parent(claim: Claim, ok: bool, report: str) -> None:

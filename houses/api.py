@@ -150,7 +150,7 @@ def members(request, slug):
     if user is None:
         raise BadInput(f"username: no active account named {body.username!r}")
     try:
-        membership = add_member(house, user, body.role)
+        membership = add_member(house, user, body.role, by=request.principal.agent)
     except (LastOwnerError, HandleTaken) as exc:
         return error(409, str(exc))
     return json_response({"member": member_row(membership)}, status=201)
@@ -168,7 +168,7 @@ def member(request, slug, username):
     if membership is None:
         raise Http404
     try:
-        remove_member(membership)
+        remove_member(membership, by=request.principal.agent)
     except LastOwnerError as exc:
         return error(409, str(exc))
     return HttpResponse(status=204)
@@ -182,6 +182,7 @@ def bots(request, slug):
     try:
         bot = add_bot(
             house,
+            by=request.principal.agent,
             handle=body.handle,
             display_name=body.displayName,
             provider=body.provider,
@@ -217,7 +218,7 @@ def bot(request, slug, handle):
     if request.method == "GET":
         return json_response({"bot": bot_row(found)})
     if request.method == "DELETE":
-        retire_bot(found)
+        retire_bot(found, by=request.principal.agent)
         return HttpResponse(status=204)
     body = parse_json(request, BotChanges)
     changes = {

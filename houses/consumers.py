@@ -8,9 +8,16 @@ it missed between its render and the socket, or while offline. Rows are rendered
 per connection (they carry the person's unread count), and
 ``threads.unread.mark_read`` sends ``thread.read`` to every house page of the
 person who read, so a thread opened in one tab clears in the others.
+House events ride the channel layer, which may lose one (a Redis blip while the socket
+stays open); so every ``RESYNC_S`` the socket also compares a fingerprint of the house's
+rows (one aggregate query) with the one its last list had, and sends the list again when
+they differ: a lost event leaves a page stale for at most that long.
 Non-members are closed with 4404; a socket whose right ends later is closed by
 ``houses.revocation``'s event (4404 removed, 4401 signed out).
 """
+
+import asyncio
+import contextlib
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -20,6 +27,7 @@ from houses.access import access_house
 from houses.fragments import list_fragment, row_fragment
 from houses.revocation import Reader, ends, user_group
 from threads.consumers import NOT_A_MEMBER
+from threads.models import Thread
 from threads.unread import reads_group
 
 
@@ -31,10 +39,31 @@ def house_access(user, slug):
         return None
 
 
+RESYNC_S = 30.0
+
+
+def rows_fingerprint(house_id: int) -> tuple:
+    """What changes whenever a row of the house's list would: threads coming, going or
+    archived, any status write (``status_rev``), any new entry (``last_entry_ts``: a rename
+    or an archive is an entry too)."""
+    from django.db.models import Count, Max, Q, Sum
+
+    rows = Thread.objects.filter(house_id=house_id)
+    found = rows.aggregate(
+        live=Count("pk", filter=Q(archived_at__isnull=True)),
+        latest=Max("last_entry_ts"),
+        revs=Sum("status_rev"),
+        archived=Max("archived_at"),
+    )
+    return tuple(found.values())
+
+
 class HouseConsumer(AsyncWebsocketConsumer):
     house_id = None
     reader = None
     grouped = False
+    resync = None
+    fingerprint = None
 
     async def connect(self):
         self.user = self.scope["user"]
@@ -51,9 +80,24 @@ class HouseConsumer(AsyncWebsocketConsumer):
         await self.channel_layer.group_add(f"house-{self.house_id}", self.channel_name)
         await self.channel_layer.group_add(reads_group(self.user.pk), self.channel_name)
         # Subscribed first, then the snapshot: nothing falls between the page and the socket.
+        await self.send_list()
+        self.resync = asyncio.create_task(self.resync_forever())
+
+    async def send_list(self) -> None:
+        self.fingerprint = await database_sync_to_async(rows_fingerprint)(self.house_id)
         await self.send(
             text_data=await database_sync_to_async(list_fragment)(self.house_id, self.user)
         )
+
+    async def resync_forever(self) -> None:
+        """Send the list again when the rows moved and no event may have said so."""
+        while self.reader is not None:
+            await asyncio.sleep(RESYNC_S)
+            if self.reader is None:
+                return
+            now = await database_sync_to_async(rows_fingerprint)(self.house_id)
+            if now != self.fingerprint and self.reader is not None:
+                await self.send_list()
 
     async def thread_status(self, event):
         # Rendered per connection: the row carries this person's unread count.
@@ -87,6 +131,11 @@ class HouseConsumer(AsyncWebsocketConsumer):
     async def stop_following(self) -> None:
         """Out of the house's groups: no row reaches a socket whose right ended."""
         self.reader = None
+        if self.resync is not None:
+            self.resync.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.resync
+            self.resync = None
         if self.house_id is not None:
             await self.channel_layer.group_discard(f"house-{self.house_id}", self.channel_name)
             await self.channel_layer.group_discard(reads_group(self.user.pk), self.channel_name)

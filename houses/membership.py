@@ -3,6 +3,7 @@
 from django.db import transaction
 from django.db.models import Q
 
+from houses import house_log
 from houses.models import Agent, House, Membership, handle_clash
 from houses.names import ascii_handle_base, strip_hidden
 from threads.unread import start_at_tail
@@ -53,15 +54,20 @@ def _check_handle(house: House, agent: Agent) -> None:
         raise HandleTaken(f"{clash} Mentions of it would be ambiguous.")
 
 
-def add_member(house: House, user, role: str = Membership.Role.MEMBER) -> Membership:
+def add_member(
+    house: House, user, role: str = Membership.Role.MEMBER, *, by: Agent | None = None
+) -> Membership:
     """``user`` in ``house`` with ``role``; refused (``HandleTaken``) if a bot there has
-    their handle."""
+    their handle. A new member is a fact of the house's log (``houses.house_log``)."""
     agent = agent_for_user(user, house)
     if not Membership.objects.filter(house=house, user=user).exists():
         _check_handle(house, agent)
-    membership, created = Membership.objects.get_or_create(
-        house=house, user=user, defaults={"role": role}
-    )
+    with transaction.atomic():
+        membership, created = Membership.objects.get_or_create(
+            house=house, user=user, defaults={"role": role}
+        )
+        if created:
+            house_log.member_added(house.pk, agent, by=by)
     if created:
         start_at_tail(user.pk, house.pk)
     if not created and membership.role != role:
@@ -73,16 +79,19 @@ def join_house(house: House, user) -> tuple[Membership, bool]:
     """``user`` in ``house`` as a member unless already in it (their role is kept).
 
     Returns the membership and whether it is new. Their unread count starts at the join
-    (``threads.unread.start_at_tail``). Joining appends nothing: house
-    membership is not part of any thread's log (docs/decisions.md, "Joining"). Refused
+    (``threads.unread.start_at_tail``). Joining is a fact of the house's log, not of any
+    thread's (``houses.house_log``; docs/decisions.md, "Lifecycle facts"). Refused
     (``HandleTaken``) if a bot in the house has their handle.
     """
     agent = agent_for_user(user, house)
     if not Membership.objects.filter(house=house, user=user).exists():
         _check_handle(house, agent)
-    membership, created = Membership.objects.get_or_create(
-        house=house, user=user, defaults={"role": Membership.Role.MEMBER}
-    )
+    with transaction.atomic():
+        membership, created = Membership.objects.get_or_create(
+            house=house, user=user, defaults={"role": Membership.Role.MEMBER}
+        )
+        if created:
+            house_log.member_added(house.pk, agent, by=agent)
     if created:
         start_at_tail(user.pk, house.pk)
     return membership, created
@@ -99,12 +108,14 @@ def set_role(membership: Membership, role: str) -> Membership:
 
 
 @transaction.atomic
-def remove_member(membership: Membership) -> None:
+def remove_member(membership: Membership, *, by: Agent | None = None) -> None:
     owners = _locked_owners(membership.house)
     if membership.is_owner and len(owners) == 1:
         raise LastOwnerError("The last owner can't leave the house.")
     # Its live reads end through the delete signal (``houses.revocation``), as for a cascade.
+    agent = agent_for_user(membership.user)
     membership.delete()
+    house_log.member_removed(membership.house_id, agent, by=by)
 
 
 def _locked_owners(house: House) -> list[int]:
@@ -116,7 +127,9 @@ def _locked_owners(house: House) -> list[int]:
     )
 
 
-def add_bot(house: House, *, handle: str, display_name: str = "", **runtime) -> Agent:
+def add_bot(
+    house: House, *, handle: str, display_name: str = "", by: Agent | None = None, **runtime
+) -> Agent:
     """A new bot in ``house``; ``runtime``: provider, model, instructions, api_key_env,
     involvement. A configuration Pi can't run is refused (``ValidationError``)."""
     bot = Agent(
@@ -128,7 +141,9 @@ def add_bot(house: House, *, handle: str, display_name: str = "", **runtime) -> 
     )
     bot.full_clean()
     _check_runtime(bot)
-    bot.save()
+    with transaction.atomic():
+        bot.save()
+        house_log.member_added(house.pk, bot, by=by)
     return bot
 
 
@@ -155,6 +170,8 @@ def _check_runtime(bot: Agent) -> None:
     validate_bot_config(bot.provider, bot.api_key_env)
 
 
-def retire_bot(bot: Agent) -> None:
+def retire_bot(bot: Agent, *, by: Agent | None = None) -> None:
     """Take a bot out of its house. Its record stays: entries name it by id."""
-    Agent.objects.filter(pk=bot.pk).update(active=False)
+    with transaction.atomic():
+        if Agent.objects.filter(pk=bot.pk, active=True).update(active=False):
+            house_log.member_removed(bot.house_id, bot, by=by)

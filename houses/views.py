@@ -114,7 +114,7 @@ def add_member_form(request, slug):
         messages.error(request, "No account has that username.")
     else:
         try:
-            add_member(house, user, form.cleaned_data["role"])
+            add_member(house, user, form.cleaned_data["role"], by=agent_for_user(request.user))
         except (LastOwnerError, HandleTaken) as exc:
             messages.error(request, str(exc))
     return redirect("members", slug=slug)
@@ -125,7 +125,7 @@ def add_member_form(request, slug):
 def remove_member_form(request, slug, pk):
     house = access_owned_house(request.user, slug).house
     try:
-        remove_member(get_object_or_404(house.memberships, pk=pk))
+        remove_member(get_object_or_404(house.memberships, pk=pk), by=agent_for_user(request.user))
     except LastOwnerError as exc:
         messages.error(request, str(exc))
     return redirect("members", slug=slug)
@@ -139,7 +139,7 @@ def add_bot_form(request, slug):
     if form.is_valid():
         data = form.cleaned_data
         try:
-            add_bot(house, **data)
+            add_bot(house, by=agent_for_user(request.user), **data)
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
     else:
@@ -171,7 +171,9 @@ async def check_bot_form(request, slug, handle):
 @require_POST
 def retire_bot_form(request, slug, handle):
     house = access_owned_house(request.user, slug).house
-    retire_bot(get_object_or_404(house.bots, handle=handle, active=True))
+    retire_bot(
+        get_object_or_404(house.bots, handle=handle, active=True), by=agent_for_user(request.user)
+    )
     return redirect("members", slug=slug)
 
 

@@ -127,6 +127,22 @@ class ThreadAdmin(admin.ModelAdmin):
     class Media:
         css = {"all": ["arbe/admin.css"]}
 
+    def save_model(self, request, obj, form, change):
+        """A title or archive change is a fact of the thread: appended to its log first
+        (``threads.lifecycle``), then stored; the row's other fields save as usual."""
+        if not change:
+            return super().save_model(request, obj, form, change)
+        from houses.models import Agent
+        from threads.lifecycle import archive_thread, rename_thread
+
+        old = Thread.objects.get(pk=obj.pk)
+        title, archived = obj.title, obj.archived_at is not None
+        obj.title, obj.archived_at = old.title, old.archived_at
+        super().save_model(request, obj, form, change)
+        by = Agent.objects.filter(user=request.user).first()
+        rename_thread(obj, title, by=by)
+        archive_thread(obj, by=by, archived=archived)
+
     def changelist_view(self, request, extra_context=None):
         # Status messages name agents by id: one query for every name on the page.
         token = PAGE_NAMES.set(all_agent_names())

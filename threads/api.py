@@ -13,7 +13,7 @@ from arbe_site.api import BadInput, api_view, json_response, parse_json, people_
 from houses.access import access_house, access_person_thread, access_thread, threads_of
 from threads.current import load_view
 from threads.entries import Chat, EntryError, convert_payload, to_builtins
-from threads.lifecycle import create_thread
+from threads.lifecycle import archive_thread, create_thread, rename_thread
 from threads.paging import limit_of, page_of
 from threads.posting import Posted, delete_chat, post_chat
 from threads.status import derive_thread_status
@@ -93,10 +93,31 @@ def thread_list(request):
     return json_response({"threads": [thread_row(t) for t in page.rows], "next": page.next or None})
 
 
+class ChangeThreadBody(msgspec.Struct, forbid_unknown_fields=True):
+    title: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
+    archived: bool | None = None
+
+
 @api_view
-@require_http_methods(["GET"])
+@require_http_methods(["GET", "PATCH"])
 def thread(request, thread_id):
-    return json_response({"thread": thread_row(access_thread(request.principal, thread_id).thread)})
+    """A thread's row; ``PATCH {"title"?, "archived"?}`` renames or (un)archives it (an owner
+    of the house or the thread's starter), each change appended to its log first."""
+    if request.method == "GET":
+        access = access_thread(request.principal, thread_id)
+        return json_response({"thread": thread_row(access.thread)})
+    access = access_person_thread(request.principal, thread_id)
+    body = parse_json(request, ChangeThreadBody)
+    agent = request.principal.agent
+    if not access.is_owner and access.thread.created_by_id != agent.pk:
+        raise PermissionDenied("Only an owner of the house or the thread's starter may do that.")
+    if body.title is not None:
+        if not body.title.strip():
+            raise BadInput("title: can't be blank")
+        rename_thread(access.thread, body.title, by=agent)
+    if body.archived is not None:
+        archive_thread(access.thread, by=agent, archived=body.archived)
+    return json_response({"thread": thread_row(access.thread)})
 
 
 @api_view

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from houses.models import Agent
 from threads.entries import Entry, Spend, ThreadRunState
 from threads.models import Thread
-from threads.now import LIVE_RUN_STATES, FoldState, NowFold, Run, ThreadNow, with_delegated_spend
+from threads.now import (
+    ChildRecord,
+    FoldState,
+    NowFold,
+    ThreadNow,
+    current_view,
+    live_children,
+)
 from threads.reading import read_entries
 from threads.unreadable import readable_docs
 
@@ -50,10 +57,14 @@ def load_view(thread: Thread, *, now_ms: int) -> LoadedView:
     fold = NowFold(bots=bot_ids(thread.house_id), run=thread.parent_id is not None)
     for entry in entries:
         fold.apply(entry)
-    now = fold.view(now_ms)
-    now.runs = with_child_records(now.runs)
-    with_delegated_spend(now)
-    return LoadedView(now, offset, fold.state())
+    return LoadedView(view_of(fold, now_ms), offset, fold.state())
+
+
+def view_of(fold: NowFold, now_ms: int) -> ThreadNow:
+    """The current view a fold stands for at ``now_ms``: ``threads.now.current_view`` with
+    its live children's records read from the database (not on a render thread)."""
+    view = fold.view(now_ms)
+    return current_view(view, child_records(live_children(view)))
 
 
 def _run_spend(child: Thread) -> Spend:
@@ -67,22 +78,18 @@ def _run_spend(child: Thread) -> Spend:
     return fold.view().spend
 
 
-def with_child_records(runs: list[Run]) -> list[Run]:
-    """Delegated runs, seen from the parent: live ones with an unarchived child only, each
-    with the child thread's own stored record (one query for all).
+def child_records(child_ids: list[str]) -> dict[str, ChildRecord]:
+    """Delegated runs' child threads, unarchived ones only, each with its own stored record
+    and its run's spend so far (one query for all).
 
     The parent's entries say when a run was claimed and when it ended; what it is doing
     is its child's business, and how it ended is held there too (``T/<childId>``).
     """
-    kept = [r for r in runs if not r.childThreadId]
-    delegated = {r.childThreadId: r for r in runs if r.childThreadId and r.state in LIVE_RUN_STATES}
-    if not delegated:
-        return kept
-    children = Thread.objects.filter(pk__in=list(delegated), archived_at__isnull=True)
+    if not child_ids:
+        return {}
+    children = Thread.objects.filter(pk__in=list(child_ids), archived_at__isnull=True)
     fields = ("pk", "house_id", "parent_id", "run_offset", "status", "status_message")
-    for child in children.only(*fields):
-        run = delegated[child.pk]
-        run.status, run.statusMessage = child.status, child.status_message
-        run.spend = _run_spend(child)
-        kept.append(run)
-    return kept
+    return {
+        child.pk: ChildRecord(child.status, child.status_message, _run_spend(child))
+        for child in children.only(*fields)
+    }

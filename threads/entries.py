@@ -127,7 +127,7 @@ class ThreadRenamed(Payload, tag="signal.thread.renamed"):
 
 
 class ThreadArchived(Payload, tag="signal.thread.archived"):
-    pass
+    archived: bool = True  # false: brought back from the archive
 
 
 class ThreadRunState(Payload, tag="signal.thread.run_state"):

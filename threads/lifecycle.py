@@ -1,10 +1,16 @@
-"""Creating threads: the stream first, its first entry, then the row beside it."""
+"""A thread's lifecycle: created, renamed, archived. The log first, then the row beside it.
+
+Every change appends its ``signal.thread.*`` entry through the writer seam
+(``threads.recency.stream_writer``) before the row follows, so the log tells the story
+and the row is a cache of it. House-level changes (members and bots) go to the house's
+own log (``houses.house_log``).
+"""
 
 import time
 
 from arbe_site.ids import time_ordered_id
 from houses.models import Agent, House
-from threads.entries import Entry, ThreadCreated
+from threads.entries import Entry, ThreadArchived, ThreadCreated, ThreadRenamed
 from threads.models import Thread, new_thread_id, stream_name_for
 from threads.recency import announce_row, stream_writer
 
@@ -49,5 +55,33 @@ def create_thread(
         parent=parent,
         last_entry_ts=created.ts,
     )
+    announce_row(thread.id)
+    return thread
+
+
+def rename_thread(thread: Thread, title: str, *, by: Agent | None) -> Thread:
+    """Append ``signal.thread.renamed``, then store the title; the same title is a no-op."""
+    title = title.strip()
+    if not title or title == thread.title:
+        return thread
+    entry = new_entry(ThreadRenamed(title=title), author=by.id if by else None)
+    stream_writer().append(thread.stream_name, entry)
+    Thread.objects.filter(pk=thread.pk).update(title=title)
+    thread.title = title
+    announce_row(thread.id)
+    return thread
+
+
+def archive_thread(thread: Thread, *, by: Agent | None, archived: bool = True) -> Thread:
+    """Append ``signal.thread.archived`` (``archived: false`` brings it back), then mark
+    the row; asking for what already holds is a no-op."""
+    from django.utils import timezone
+
+    if (thread.archived_at is not None) == archived:
+        return thread
+    entry = new_entry(ThreadArchived(archived=archived), author=by.id if by else None)
+    stream_writer().append(thread.stream_name, entry)
+    thread.archived_at = timezone.now() if archived else None
+    Thread.objects.filter(pk=thread.pk).update(archived_at=thread.archived_at)
     announce_row(thread.id)
     return thread

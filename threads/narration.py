@@ -50,9 +50,9 @@ def narration(p, names: Names, author: str | None = None) -> str | None:
         case E.ThreadCreated(title=title):
             return f"Thread started: {title}"
         case E.ThreadRenamed(title=title):
-            return f"Renamed to {title}"
-        case E.ThreadArchived():
-            return "Thread archived."
+            return f"{names.of(author).display} renamed the thread to “{title}”"
+        case E.ThreadArchived(archived=archived):
+            return f"{names.of(author).display} {'' if archived else 'un'}archived the thread."
         case E.ThreadRunState(state=state, agentId=agent, task=task):
             who = f"@{names.of(agent).handle} " if agent else ""
             return f"Run {who}{state}" + (f": {task[:200]}" if task else "")

@@ -19,7 +19,7 @@ newest ``WAITING_SHOWN`` waiting ids with ``waitingCount`` counting them all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
@@ -383,6 +383,40 @@ class NowFold:
         self.tool_calls.clear()
         self.taken.clear()
         return reply
+
+
+class ChildRecord(msgspec.Struct, frozen=True):
+    """A delegated run's child thread as its parent shows it: the child's stored status
+    record and what the run has spent so far (folded from its ``run_offset``)."""
+
+    status: str
+    statusMessage: str = ""
+    spend: E.Spend = msgspec.field(default_factory=E.Spend)
+
+
+def live_children(now: ThreadNow) -> list[str]:
+    """The child threads of the delegated runs a view still holds live."""
+    return [r.childThreadId for r in now.runs if r.childThreadId and r.state in LIVE_RUN_STATES]
+
+
+def current_view(now: ThreadNow, children: Mapping[str, ChildRecord]) -> ThreadNow:
+    """The one current view, from a fold's view and its live children's records.
+
+    ``/now``, the thread page, its socket and ``arbe thread now`` all go through here
+    (each looks ``children`` up its own way: the database, or the API), so none of them
+    derives a delegated run differently. A delegated run counts while it is live and its
+    child is known (unarchived); its record is the child's own, and while the parent has no
+    reply of its own, its spend is theirs. An ended run's result is held on its child.
+    """
+    kept = [r for r in now.runs if not r.childThreadId]
+    for run in now.runs:
+        child = children.get(run.childThreadId) if run.childThreadId else None
+        if child is not None and run.state in LIVE_RUN_STATES:
+            run.status, run.statusMessage = child.status, child.statusMessage
+            run.spend = child.spend
+            kept.append(run)
+    now.runs = kept
+    return with_delegated_spend(now)
 
 
 def with_delegated_spend(now: ThreadNow) -> ThreadNow:

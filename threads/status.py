@@ -153,3 +153,22 @@ def _run_record(run, now_ms: int) -> Record:
 
 def moves_status(entries) -> bool:
     return any(e.type in STATUS_MOVING_TYPES for e in entries)
+
+
+def next_change_ms(now: ThreadNow) -> int | None:
+    """When time alone next changes ``derive_thread_status(now)``: a live reply or waiting
+    message going quiet past ``REPLY_TURN_CAP_MS``, or a run on its own thread past
+    ``RUN_SILENCE_MS``. None when nothing is waiting on the clock.
+
+    A view shown for a while (the open page, ``arbe thread now --follow``) derives again at
+    that moment, so it says what ``/now`` would say without a new entry to prompt it.
+    """
+    deadlines = []
+    working_bot = any(b.state == Status.WORKING for b in now.bots)
+    if now.reply is not None or now.owed or now.taken or now.waitingCount or working_bot:
+        deadlines.append(now.lastTs + REPLY_TURN_CAP_MS + 1)
+    for run in now.runs:
+        if run.childThreadId is None and run.state in LIVE_RUN_STATES:
+            deadlines.append(run.lastTs + RUN_SILENCE_MS + 1)
+    later = [d for d in deadlines if d > now.nowMs]
+    return min(later) if later else None

@@ -52,8 +52,9 @@ MAX_BATCH = 500
 _clients = per_loop(async_service_client)
 
 
-def upstream() -> AsyncDurableStreamClient:
-    """One pooled upstream client per event loop (httpx clients are loop-bound)."""
+def _upstream() -> AsyncDurableStreamClient:
+    """One pooled upstream client per event loop (httpx clients are loop-bound); private:
+    the raw client never leaves this module (tests/unit/test_architecture.py)."""
     return _clients()
 
 
@@ -96,7 +97,7 @@ async def proxy_read(request, stream_name: str, watch=None):
     # compresses (the reference server gzips) would otherwise hand the caller gzip bytes
     # under no Content-Encoding.
     call = dataclasses.replace(call, headers=(*call.headers, ("Accept-Encoding", "identity")))
-    response = await unless_ended(watch, upstream().send(call, stream=True))
+    response = await unless_ended(watch, _upstream().send(call, stream=True))
     if response.status_code >= 400:
         text = (await response.aread()).decode(errors="replace")[:300]
         await response.aclose()
@@ -166,7 +167,7 @@ async def sandbox_stream(request, name):
     if earlier := await sync_to_async(retried)(access, entries):
         body = {"entries": [to_builtins(e) for e in earlier], "offset": None, "duplicate": True}
         return json_response(body)
-    client = upstream()
+    client = _upstream()
     producer = fenced_producer(request, access.principal.claims)
     try:
         if len(bodies) == 1:

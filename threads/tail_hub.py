@@ -4,10 +4,13 @@ A ``ThreadConsumer`` subscribes to its thread; the first subscriber starts a
 ``ThreadTail`` and the last one to leave stops it, so a thread watched by a
 thousand sockets costs one long-poll upstream. The tail folds the current view
 (seeded like ``load_view``: the director's tail, then everything past its
-offset) and renders each batch once — entry fragments, the panel, the offset the
-batch brings a page to — for every viewer alike. The fold and the rendering run
+offset; its panel is ``threads.now.current_view``, as ``/now``'s) and renders each
+batch once — entry fragments, the panel, the offset the batch brings a page to — for
+every viewer alike. The fold and the rendering run
 on a render thread (``threads.render_pool``), never on the event loop; the tail
 awaits each batch before it reads the next, so batches go out in offset order.
+The panel is also derived again when time alone changes it (a reply going quiet past the
+live-evidence cap, a delegated run's child record), without waiting for an entry.
 
 Delivery goes out in chunks of :data:`FANOUT_CHUNK` viewers with a turn of the
 event loop between them: the server writes a socket's frame on a later turn, so
@@ -28,12 +31,13 @@ from dataclasses import dataclass, field
 from asgiref.sync import sync_to_async
 
 from arbe_site.per_loop import per_loop
-from threads.current import bot_ids, entries_for_view
+from threads.current import bot_ids, child_records, entries_for_view
 from threads.fragments import Names, entry_fragments, house_names, now_panel, offset_marker
 from threads.log import async_log_reader
 from threads.models import Thread
-from threads.now import NowFold
+from threads.now import NowFold, ThreadNow, current_view, live_children
 from threads.render_pool import off_loop
+from threads.status import next_change_ms
 from threads.status_sync import now_ms
 from threads.unreadable import readable
 
@@ -41,6 +45,7 @@ logger = logging.getLogger(__name__)
 QUEUE_SIZE = 256
 RETRY_S = 1.0
 FANOUT_CHUNK = 32
+CHILD_REFRESH_S = 5.0  # how often a panel with a live delegated run reads its child's record
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,12 @@ class ThreadTail:
         self.offset = ""
         self.marker = ""
         self.fold: NowFold | None = None
+        self.view: ThreadNow | None = None
+        self.watching_children = False
+        self.lock = asyncio.Lock()  # one fold, folded and rendered by one build at a time
+        self.moved = asyncio.Event()  # a batch went out: the refresh deadline moved
         self.task = asyncio.create_task(self.run(), name=f"tail {thread_id}")
+        self.refresher: asyncio.Task | None = None
 
     async def seed(self) -> str:
         thread = await Thread.objects.select_related("house").aget(pk=self.thread_id)
@@ -91,27 +101,73 @@ class ThreadTail:
         self.house_id = thread.house_id
         self.names = await sync_to_async(house_names)(thread.house_id)
         self.fold = NowFold(bots=bots, run=thread.parent_id is not None)
-        self.panel, self.marker = await off_loop(self.fold_in, entries, offset)
-        self.offset = offset
+        batch = await self.build(entries, offset, fragments=False)
+        self.panel, self.marker, self.offset = batch.panel, batch.marker, offset
         return offset
 
-    def fold_in(self, entries, offset: str) -> tuple[str, str]:
-        """On a render thread: fold ``entries`` in; the panel and the offset marker after them.
+    def fold_in(self, entries, fragments: bool) -> tuple[tuple[tuple[str, str], ...], ThreadNow]:
+        """On a render thread: a batch's fragments, then its entries folded in; the fold's view.
 
-        Only the tail's own task calls this (from ``seed``, then once per batch, each awaited
-        before the next), so the fold is never touched by two threads at once.
+        Only under ``self.lock`` (seed, each batch, each refresh), so the fold is never
+        touched by two threads at once.
         """
+        parts = tuple(entry_fragments(entries, self.names, self.thread_id)) if fragments else ()
         for entry in entries:
             self.fold.apply(entry)
-        panel = now_panel(self.fold.view(now_ms()), self.names, self.thread_id)
-        return panel, offset_marker(offset)
+        return parts, self.fold.view(now_ms())
 
-    def render_batch(self, entries, offset: str) -> Batch:
-        """On a render thread: a batch's fragments, the panel after it, the whole frame."""
-        parts = tuple(entry_fragments(entries, self.names, self.thread_id))
-        panel, marker = self.fold_in(entries, offset)
+    def render_panel(self, view: ThreadNow, offset: str) -> tuple[str, str]:
+        """On a render thread: the panel of ``view`` and the offset marker."""
+        return now_panel(view, self.names, self.thread_id), offset_marker(offset)
+
+    async def build(self, entries, offset: str, *, fragments: bool = True) -> Batch:
+        """Fold ``entries`` in and render the batch: the panel is ``threads.now.current_view``,
+        as ``/now`` builds it. Rendering runs on a render thread; a live delegated run's child
+        record is read from the database first (``threads.current.child_records``)."""
+        async with self.lock:
+            parts, view = await off_loop(self.fold_in, entries, fragments)
+            children = live_children(view)
+            records = await sync_to_async(child_records)(children) if children else {}
+            self.view = current_view(view, records)
+            self.watching_children = bool(children)
+            panel, marker = await off_loop(self.render_panel, self.view, offset)
         frame = "".join(html for _, html in parts) + panel + marker
         return Batch(tuple(e.id for e in entries), parts, panel, offset, marker, frame)
+
+    def next_refresh_s(self) -> float | None:
+        """How long the panel stands before time alone may change it: the live-evidence
+        deadline of its view, or ``CHILD_REFRESH_S`` while a delegated run is live (its
+        record is its child's, which moves without an entry here)."""
+        waits = []
+        if self.view is not None and (deadline := next_change_ms(self.view)) is not None:
+            waits.append(max(0.0, (deadline - now_ms()) / 1000))
+        if self.watching_children:
+            waits.append(CHILD_REFRESH_S)
+        return min(waits) if waits else None
+
+    async def refresh(self) -> None:
+        """Re-derive the panel as time passes; a changed one goes out as a panel-only batch."""
+        while True:
+            self.moved.clear()
+            try:
+                await asyncio.wait_for(self.moved.wait(), self.next_refresh_s())
+                continue  # a batch went out: its view has its own deadline
+            except TimeoutError:
+                pass
+            try:
+                await self.refresh_now()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning("refreshing the panel of thread %s failed", self.thread_id)
+                await asyncio.sleep(RETRY_S)
+
+    async def refresh_now(self) -> None:
+        """Derive the panel again now; a changed one goes out to every viewer."""
+        batch = await self.build((), self.offset, fragments=False)
+        if batch.panel != self.panel:
+            self.panel = batch.panel
+            self.fan_out(batch)
 
     async def run(self) -> None:
         try:
@@ -120,6 +176,7 @@ class ThreadTail:
             self.ready.set_exception(exc)
             return
         self.ready.set_result(offset)
+        self.refresher = asyncio.create_task(self.refresh(), name=f"panel {self.thread_id}")
         name = f"arbe-thread-{self.thread_id}"
         failures = 0
         while True:
@@ -148,8 +205,16 @@ class ThreadTail:
             self.names = await sync_to_async(house_names)(
                 self.house_id, [e.authorId for e in entries]
             )
-        batch = await off_loop(self.render_batch, entries, offset)
+        batch = await self.build(entries, offset)
         self.panel, self.offset, self.marker = batch.panel, offset, batch.marker
+        self.moved.set()
+        await self.fan_out_chunked(batch)
+
+    def fan_out(self, batch: Batch) -> None:
+        for subscription in list(self.subscribers):
+            subscription.deliver(batch)
+
+    async def fan_out_chunked(self, batch: Batch) -> None:
         subscribers = list(self.subscribers)
         for start in range(0, len(subscribers), FANOUT_CHUNK):
             if start:
@@ -182,6 +247,10 @@ class TailHub:
         tail.subscribers.add(subscription)
         try:
             await asyncio.shield(tail.ready)
+            if tail.watching_children:
+                # A delegated run's record moves on its child, without an entry here: a
+                # newcomer's first frame reads it now, not up to CHILD_REFRESH_S ago.
+                await tail.refresh_now()
         except BaseException:
             self.unsubscribe(subscription)
             raise
@@ -193,6 +262,8 @@ class TailHub:
         if not tail.subscribers and self.tails.get(tail.thread_id) is tail:
             del self.tails[tail.thread_id]
             tail.task.cancel()
+            if tail.refresher is not None:
+                tail.refresher.cancel()
 
 
 _hubs = per_loop(TailHub)

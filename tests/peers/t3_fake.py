@@ -62,9 +62,11 @@ class FakeT3:
         self.stop()
         self.start(script)
 
-    def push(self, chunk: list) -> int:
-        """One more chunk for every live shell subscription; how many there were."""
-        response = httpx.post(f"{self.url}/_fake/push", json={"chunk": chunk}, timeout=5)
+    def push(self, chunk: list, *, archived: bool = False) -> int:
+        """One more chunk for every live shell (or archived shell) subscription; how many
+        there were."""
+        body = {"chunk": chunk, "archived": archived}
+        response = httpx.post(f"{self.url}/_fake/push", json=body, timeout=5)
         response.raise_for_status()
         return response.json()["subscribers"]
 

@@ -11,9 +11,14 @@
 //   `synchronized` marker after the first when asked for, then live pushes; or a failure.
 // - orchestration.subscribeThread / getThreadProjection: scripted per thread; unknown threads
 //   fail with OrchestrationV2GetThreadProjectionError.
-// - POST /_fake/push {"chunk": [...]}: one more chunk to every live shell subscription.
+// - orchestration.subscribeArchivedShell: the script's archivedShell chunks, then live
+//   pushes (`"archived": true`); a script with `"noArchivedShell": true` has no such method
+//   (an older T3), answered as a defect.
+// - POST /_fake/push {"chunk": [...], "archived"?: true}: one more chunk to every live shell
+//   subscription (or archived shell subscription).
 //
 // The script: {"token", "shell": [[item, …], …], "shellEnd": "live"|"done"|"fail",
+//              "archivedShell": [[item, …], …],
 //              "threads": {"<id>": {"projection": {…}, "stream": [[item, …], …]}}}
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -29,6 +34,7 @@ const [port, scriptPath] = process.argv.slice(2)
 const script = JSON.parse(readFileSync(scriptPath, "utf8"))
 const tickets = new Map() // ticket -> expiry (ms)
 const shells = new Set() // live shell subscriptions' queues
+const archivedShells = new Set() // live archived shell subscriptions' queues
 
 class ShellError extends Schema.TaggedError()("OrchestrationV2GetShellSnapshotError", {
   message: Schema.String,
@@ -47,6 +53,12 @@ const resume = {
 }
 const Group = RpcGroup.make(
   Rpc.make("orchestration.subscribeShell", {
+    payload: resume,
+    success: Schema.Unknown,
+    error: Schema.Union([ShellError, AuthorizationError]),
+    stream: true,
+  }),
+  Rpc.make("orchestration.subscribeArchivedShell", {
     payload: resume,
     success: Schema.Unknown,
     error: Schema.Union([ShellError, AuthorizationError]),
@@ -83,6 +95,21 @@ const handlers = Group.toLayer({
         const queue = yield* Queue.unbounded()
         shells.add(queue)
         const live = Stream.fromQueue(queue).pipe(Stream.ensuring(Effect.sync(() => shells.delete(queue))))
+        return Stream.concat(head, live)
+      }),
+    ),
+  "orchestration.subscribeArchivedShell": (payload) =>
+    Stream.unwrap(
+      Effect.gen(function* () {
+        if (script.noArchivedShell) {
+          return Stream.fail(new ShellError({ message: "unknown method" }))
+        }
+        const head = scripted(script.archivedShell, payload.requestCompletionMarker)
+        const queue = yield* Queue.unbounded()
+        archivedShells.add(queue)
+        const live = Stream.fromQueue(queue).pipe(
+          Stream.ensuring(Effect.sync(() => archivedShells.delete(queue))),
+        )
         return Stream.concat(head, live)
       }),
     ),
@@ -140,8 +167,9 @@ const main = Effect.gen(function* () {
     }
     if (url.pathname === "/_fake/push" && request.method === "POST") {
       const body = yield* request.json
-      for (const queue of shells) Queue.offerAllUnsafe(queue, body.chunk)
-      return HttpServerResponse.jsonUnsafe({ subscribers: shells.size })
+      const targets = body.archived ? archivedShells : shells
+      for (const queue of targets) Queue.offerAllUnsafe(queue, body.chunk)
+      return HttpServerResponse.jsonUnsafe({ subscribers: targets.size })
     }
     return HttpServerResponse.empty({ status: 404 })
   }).pipe(Effect.catchCause(() => Effect.succeed(HttpServerResponse.empty({ status: 500 }))))

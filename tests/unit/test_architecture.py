@@ -85,6 +85,122 @@ def test_the_recency_writer_offers_no_raw_client():
         assert public.isdisjoint(writes), public & writes
 
 
+RAW_TYPES = {"DurableStreamClient", "AsyncDurableStreamClient"}
+# Inside the allowlist a raw client is built, but it must not leave: the modules that hold
+# one hand out only wrappers (the recency writer, the read-only log readers, the proxies).
+HOLDERS = {"threads/log.py", "threads/recency.py", "threads/stream_proxy.py"}
+
+
+def raw_client_exits(source: str) -> list[str]:
+    """Ways a module lets a raw client out: a public function that returns one (by its
+    annotation, or by returning a raw constructor's or a private pool's call), a public
+    module name bound to a raw constructor or a pool of them, or a public attribute a
+    class stores one in."""
+    tree = ast.parse(source)
+    exits = []
+
+    def mentions_raw(node) -> bool:
+        return any(
+            isinstance(n, ast.Name)
+            and n.id in RAW_TYPES | RAW_CONSTRUCTORS
+            or isinstance(n, ast.Attribute)
+            and n.attr in RAW_TYPES | RAW_CONSTRUCTORS
+            or isinstance(n, ast.Constant)
+            and n.value in RAW_TYPES
+            for n in ast.walk(node)
+        )
+
+    def raw_value(value) -> bool:
+        """A raw constructor's call, or a pool made of one (``per_loop(service_client)``)."""
+        if not isinstance(value, ast.Call):
+            return False
+        return mentions_raw(value.func) or any(
+            isinstance(a, ast.Name | ast.Attribute) and mentions_raw(a) for a in value.args
+        )
+
+    private_pools = {
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign) and raw_value(node.value)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name.startswith("_"):
+                continue
+            if node.returns is not None and mentions_raw(node.returns):
+                exits.append(f"{node.name}() returns a raw client")
+            for ret in ast.walk(node):
+                if isinstance(ret, ast.Return) and ret.value is not None:
+                    call = ret.value
+                    if isinstance(call, ast.Call) and (
+                        mentions_raw(call.func)
+                        or isinstance(call.func, ast.Name)
+                        and call.func.id in private_pools
+                    ):
+                        exits.append(f"{node.name}() returns a raw client")
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                name = target.id if isinstance(target, ast.Name) else None
+                attr = target.attr if isinstance(target, ast.Attribute) else None
+                public = (name or attr or "_")[0] != "_"
+                if public and raw_value(node.value):
+                    exits.append(f"{name or attr} holds a raw client")
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Attribute)
+            and not node.target.attr.startswith("_")
+            and mentions_raw(node.annotation)
+        ):
+            exits.append(f"{node.target.attr} holds a raw client")
+    return exits
+
+
+def test_a_raw_client_never_leaves_the_modules_that_hold_one():
+    exits = {rel: raw_client_exits((ROOT / rel).read_text()) for rel in sorted(HOLDERS)}
+    assert {rel: found for rel, found in exits.items() if found} == {}
+
+
+def test_nothing_outside_reaches_into_a_holder_for_its_client():
+    """Private names of the holders (``_upstream``, ``_client``, ``_clients``…) are theirs:
+    no other module imports them or reads a ``_client`` attribute off a wrapper."""
+    offenders = []
+    holder_modules = {rel.removesuffix(".py").replace("/", ".") for rel in HOLDERS}
+    for rel, path in python_files():
+        if rel in HOLDERS or rel.startswith(ALLOWED_DIRS) or rel == "streams/client.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module in holder_modules:
+                offenders += [f"{rel}:{node.lineno}" for a in node.names if a.name.startswith("_")]
+            elif isinstance(node, ast.Attribute) and node.attr in ("_client", "_clients"):
+                offenders.append(f"{rel}:{node.lineno}")
+    assert offenders == []
+
+
+def test_the_exit_check_finds_a_raw_client_handed_out():
+    assert raw_client_exits("def upstream() -> AsyncDurableStreamClient:\n    return x()\n")
+    pooled = "_clients = per_loop(async_service_client)\ndef upstream():\n    return _clients()\n"
+    assert raw_client_exits(pooled) == ["upstream() returns a raw client"]
+    assert raw_client_exits("client = service_client()\n") == ["client holds a raw client"]
+    stored = "class R:\n    def __init__(self):\n        self.client = service_client()\n"
+    assert raw_client_exits(stored) == ["client holds a raw client"]
+    private = (
+        "class R:\n    def __init__(self, c: DurableStreamClient):\n        self._client = c\n"
+    )
+    assert raw_client_exits(private) == []
+
+
+def test_the_log_readers_are_read_only():
+    from threads.log import AsyncLogReader, LogReader
+
+    reads = {"head", "read", "catch_up", "long_poll", "tail", "sse"}
+    for cls in (LogReader, AsyncLogReader):
+        public = {name for name in vars(cls) if not name.startswith("_")}
+        assert public <= reads, public - reads
+        assert not hasattr(cls, "__getattr__")
+
+
 APPS = ("arbe_site", "streams", "houses", "threads", "dispatch", "boards", "cli", "search")
 
 

@@ -120,6 +120,25 @@ def test_a_new_message_resets_the_bots():
     assert status(log).state == "idle"  # the new message waits for the director
 
 
+def test_another_bots_answer_does_not_erase_a_bots_failure():
+    """The case behind "a person's message resets the bots" (docs/decisions.md): both bots
+    were asked, one failed; the other's answer is a new message, yet the failure stands
+    until a person writes again."""
+    log = Log()
+    m = log.chat("@bot @bot2 both of you")
+    log.add(E.DirectorDecided(picked=[BOT, BOT2], upTo=m, entryIds=[m]))
+    log.add(E.DispatchStarted(dispatchId="d1", agentId=BOT, entryIds=[m]))
+    log.add(E.DispatchFailed(stage="model", error="boom", attempt=2, dispatchId="d1"))
+    log.add(E.DispatchStarted(dispatchId="d2", agentId=BOT2, entryIds=[m]))
+    log.chat("here is my half", author=BOT2)
+    log.add(E.DispatchFinished(dispatchId="d2", spend=E.Spend()))
+    now = view(log)
+    assert {(b.agentId, b.state) for b in now.bots} == {(BOT, "error"), (BOT2, "done")}
+    assert status(log).state == "error"
+    log.chat("ok, thanks")  # a person's message starts a new exchange
+    assert view(log).bots == []
+
+
 def test_a_second_mentioned_bot_is_still_owed():
     log = Log()
     m = log.chat("@bot and @bot2")

@@ -182,3 +182,66 @@ async def test_dead_after_silence():
         event = await asyncio.wait_for(anext(subscription), 5)
         assert isinstance(event, StreamError) and "no frame" in str(event.error)
         await client.close()
+
+
+async def test_archived_threads_read_archived_whichever_stream_says_so_first(t3_server):
+    """Seed 001: archived rows use "archived". The main shell only says "removed"; the
+    archived shell holds them (issue 24, item 8)."""
+    server = t3_server(
+        {
+            "shell": [[snapshot(thread("t1"), thread("t2"), thread("t3"))]],
+            "archivedShell": [[snapshot(thread("old", "Old"))]],
+        }
+    )
+    host = await make_host(server)
+    async with following(host) as subscriber:
+        await converge(
+            host.pk,
+            {
+                "old": ("Old", "archived"),
+                "t1": ("T1", "idle"),
+                "t2": ("T2", "idle"),
+                "t3": ("T3", "idle"),
+            },
+        )
+        await asyncio.wait_for(subscriber.connected.wait(), 5)
+        removed = {"kind": "thread.removed", "sequence": 20, "location": "active"}
+        # t1: the main shell first, then the archived shell.
+        await asyncio.to_thread(server.push, [removed | {"threadId": "t1"}])
+        archived = {"kind": "thread.updated", "sequence": 21, "thread": thread("t1")}
+        await asyncio.to_thread(server.push, [archived], archived=True)
+        # t2: the archived shell first, then the main shell.
+        archived = {"kind": "thread.updated", "sequence": 22, "thread": thread("t2")}
+        await asyncio.to_thread(server.push, [archived], archived=True)
+        await asyncio.to_thread(server.push, [removed | {"threadId": "t2", "sequence": 23}])
+        # t3 is deleted: gone from both.
+        await asyncio.to_thread(server.push, [removed | {"threadId": "t3", "sequence": 24}])
+        # "old" is brought back: the archived shell removes it, the main shell lists it.
+        back = {"kind": "thread.removed", "sequence": 25, "threadId": "old"}
+        await asyncio.to_thread(server.push, [back], archived=True)
+        active = {"kind": "thread.updated", "sequence": 26, "location": "active"}
+        await asyncio.to_thread(server.push, [active | {"thread": thread("old", "Old")}])
+        await converge(
+            host.pk,
+            {"old": ("Old", "idle"), "t1": ("T1", "archived"), "t2": ("T2", "archived")},
+        )
+
+
+async def test_a_host_without_the_archived_shell_still_shows_its_threads(t3_server):
+    server = t3_server({"shell": [[snapshot(thread("t1"))]], "noArchivedShell": True})
+    host = await make_host(server)
+    async with following(host) as subscriber:
+        await converge(host.pk, {"t1": ("T1", "idle")})
+        await asyncio.wait_for(subscriber.connected.wait(), 5)
+        await asyncio.to_thread(
+            server.push,
+            [
+                {
+                    "kind": "thread.updated",
+                    "sequence": 30,
+                    "location": "active",
+                    "thread": thread("t2"),
+                }
+            ],
+        )
+        await converge(host.pk, {"t1": ("T1", "idle"), "t2": ("T2", "idle")})

@@ -183,3 +183,33 @@ def test_now_and_the_stored_status_follow_each_step(live):
     assert (body["now"]["reply"], body["now"]["waiting"]) == (None, [])
     assert body["status"]["state"] == "done"
     assert Thread.objects.get(pk=live.world.thread.pk).status == "done"
+
+
+def test_a_retry_never_steers_again_what_an_earlier_attempt_took_in(live):
+    """Issue 24, item 2: attempt 1 takes a message in, then fails; attempt 2 reads it in
+    its prompt and does not steer it a second time."""
+    gate = live.fake.hold()
+    live.fake.script(
+        bash("echo round-1"),
+        bash("echo round-2"),
+        Fail(),  # attempt 1 fails after taking the message in
+        bash("echo again"),
+        Text("all done"),
+    )
+    live.post("@helper do two rounds")
+    assert gate.arrived.wait(30)
+    second = live.post("also mention the weather")
+    round_two = live.fake.hold()
+    gate.release()
+    assert round_two.arrived.wait(30)
+    live.wait_for(lambda: any(_steering(e) for e in live.entries()))
+    round_two.release()
+    live.settle()
+    steered = [e.payload.entryIds for e in live.entries() if e.type == "signal.dispatch.steered"]
+    assert steered == [[second]]
+    failed = [e.payload for e in live.entries() if e.type == "signal.dispatch.failed"]
+    assert [(f.attempt, f.final) for f in failed] == [(1, False)]
+    retry = live.fake.requests[3]  # attempt 2's first model call
+    assert "also mention the weather" in str(retry["messages"])
+    replies = [e for e in live.entries() if e.type == "signal.dispatch.started"]
+    assert len(replies) == 1  # nobody answers the steered message again

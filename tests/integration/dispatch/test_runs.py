@@ -97,3 +97,15 @@ def test_a_pi_crash_mid_reply_is_recorded_and_retried(live):
     answer = [e for e in live.entries() if e.type == "chat"][-1]
     assert answer.payload.text == "back on my feet"
     assert live.now()["status"]["state"] == "done"
+
+
+def test_files_a_run_writes_are_told_in_its_thread(live):
+    """Issue 24, item 4: ``signal.files.changed`` names what the run wrote in its workspace."""
+    live.fake.script(bash("mkdir -p notes && echo hi > notes/plan.md"), Text("wrote the plan"))
+    run = delegate(live, task="write the plan")
+    live.settle()
+    child = Thread.objects.get(pk=run["childThreadId"])
+    changed = [e for e in live.entries(child) if e.type == "signal.files.changed"]
+    assert [(c.payload.paths, c.payload.runId) for c in changed] == [(["notes/plan.md"], run["id"])]
+    types = live.types(child)
+    assert types.index("signal.files.changed") < types.index("chat")  # before the report
