@@ -155,5 +155,18 @@ def _catch_up(scoped, offset: str, out):
 def _print(entries, watch: Watch, args, out, printed: set[str]) -> None:
     fresh = [e for e in entries if e.id not in printed]
     printed.update(e.id for e in fresh)
-    shown = fresh if (args.raw or args.json) else visible_entries(fresh)
+    shown = fresh if (args.raw or args.json) else _with_late_edits(fresh)
     print_entries(shown, watch.names, args.json, out)
+
+
+def _with_late_edits(fresh):
+    """What the page shows of ``fresh``, plus the edits of messages printed before it
+    (a terminal can't rewrite a line it printed, so it says the new text)."""
+    visible = {e.id: e for e in visible_entries(fresh)}
+    batch = {e.id for e in fresh}
+    return [
+        visible.get(e.id, e)
+        for e in fresh
+        if e.id in visible
+        or (isinstance(e.payload, E.EntryEdited) and e.payload.entryId not in batch)
+    ]

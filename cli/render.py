@@ -37,7 +37,11 @@ def entry_line(entry: E.Entry, names: Names) -> str | None:
     p, when = entry.payload, clock(entry.ts)
     if isinstance(p, E.Chat):
         text = p.text.replace("\n", "\n      ")  # continuation lines under the text
-        return f"{when} {names.of(entry.authorId).display}: {text}  [{entry.id}]"
+        edited = " (edited)" if isinstance(p, E.EditedChat) else ""
+        return f"{when} {names.of(entry.authorId).display}: {text}{edited}  [{entry.id}]"
+    if isinstance(p, E.EntryEdited):
+        text = p.text.replace("\n", "\n      ")
+        return f"{when} {names.of(entry.authorId).display} edited [{p.entryId}]: {text}"
     if isinstance(p, E.DispatchStarted):
         return f"{when} · @{names.of(p.agentId).handle} is replying"
     if isinstance(p, E.EntryDeleted):

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods
 from arbe_site.api import BadInput, api_view, json_response, parse_json, people_only
 from houses.access import access_house, access_person_thread, access_thread, threads_of
 from threads.current import load_view
+from threads.editing import edit_chat, latest_text
 from threads.entries import Chat, EntryError, convert_payload, to_builtins
 from threads.lifecycle import create_thread
 from threads.paging import limit_of, page_of
@@ -75,10 +76,22 @@ def entries(request, thread_id):
     return posted(post_chat(access, payload, entry_id))
 
 
+class EditBody(msgspec.Struct, forbid_unknown_fields=True):
+    text: str
+
+
 @api_view
-@require_http_methods(["DELETE"])
+@require_http_methods(["GET", "PATCH", "DELETE"])
 def entry(request, thread_id, entry_id):
+    """A chat message: GET its latest text, PATCH ``{"text"}`` to edit it (its author),
+    DELETE to tombstone it (its author or an owner)."""
+    if request.method == "GET":
+        access = access_thread(request.principal, thread_id)
+        return json_response({"id": entry_id, "text": latest_text(access, entry_id)})
     access = access_person_thread(request.principal, thread_id)
+    if request.method == "PATCH":
+        body = parse_json(request, EditBody)
+        return posted(edit_chat(access, entry_id, body.text), status=200)
     return posted(delete_chat(access, entry_id), status=200)
 
 

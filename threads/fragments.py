@@ -26,14 +26,16 @@ from threads.entry_views import (
     Item,
     avatar,
     describe,
+    handles,
     item_context,
     page_items,
     phase_text,
     spend_text,
 )
+from threads.markup import chat_html
 from threads.narration import Name, Names, narration
 from threads.now import ThreadNow
-from threads.projection import tombstoned_ids
+from threads.projection import latest_texts, tombstoned_ids, with_texts
 from threads.status import derive_thread_status
 
 __all__ = [
@@ -121,6 +123,17 @@ def reply_update(entry: E.Entry, names: Names) -> str | None:
     return render_to_string("threads/_reply_update.html", context | {"dispatch": p.dispatchId})
 
 
+def edited_fragment(entry: E.Entry, names: Names) -> str:
+    """An edit, live: the chat's new body, which the page script puts in place of the old
+    one when the page shows that chat from that author (``static/arbe/live.js``), else drops."""
+    p = entry.payload
+    html = mark_safe(chat_html(p.text, handles(names)))  # cleaned by nh3
+    return render_to_string(
+        "threads/_edited.html",
+        {"entry_id": p.entryId, "author_id": entry.authorId or "", "html": html},
+    )
+
+
 def entry_fragments(entries: list[E.Entry], names: Names, thread_id: str) -> list[tuple[str, str]]:
     """``(entry id, fragment)`` for entries arriving live: appends, reply updates, deletions.
 
@@ -129,11 +142,14 @@ def entry_fragments(entries: list[E.Entry], names: Names, thread_id: str) -> lis
     """
     gone = tombstoned_ids(entries)
     out = []
-    for entry in E.first_of_each_id(entries):
+    for entry in with_texts(E.first_of_each_id(entries), latest_texts(entries)):
         p = entry.payload
         if isinstance(p, E.EntryDeleted):
             html = render_to_string("threads/_deleted.html", {"entry_id": p.entryId})
             out.append((entry.id, html))
+            continue
+        if isinstance(p, E.EntryEdited):
+            out.append((entry.id, edited_fragment(entry, names)))
             continue
         if not p.shown or (isinstance(p, E.Chat) and entry.id in gone):
             continue
@@ -182,15 +198,21 @@ def window_items(part, names: Names, thread_id: str) -> list[dict]:
     from threads.models import EntryLocation
 
     gone: set[str] = set()
+    texts: dict[str, str] = {}
     if not part.offset:
-        # A window above the newest part: its chat may be tombstoned further down the log.
+        # A window above the newest part: its chat may be tombstoned or edited further down.
         chats = [e.id for e in part.entries if isinstance(e.payload, E.Chat)]
-        gone = set(
-            EntryLocation.objects.filter(thread_id=thread_id, entry_id__in=chats)
-            .exclude(deleted_by="")
-            .values_list("entry_id", flat=True)
+        rows = EntryLocation.objects.filter(thread_id=thread_id, entry_id__in=chats).filter(
+            ~Q(deleted_by="") | ~Q(edited_by="")
         )
-    items = page_items(part.entries, partial=part.partial, lookahead=part.lookahead, gone=gone)
+        for entry_id, deleted_by, text in rows.values_list("entry_id", "deleted_by", "edited_text"):
+            if deleted_by:
+                gone.add(entry_id)
+            elif text:
+                texts[entry_id] = text
+    items = page_items(
+        part.entries, partial=part.partial, lookahead=part.lookahead, gone=gone, texts=texts
+    )
     return [v for item in items if (v := item_context(item, names))]
 
 

@@ -118,6 +118,9 @@ class EntryLocation(models.Model):
     deleted_by = models.CharField(max_length=128, blank=True)
     # The history window (``WindowMark.seq``) the entry is in; 0 when not known.
     window = models.PositiveIntegerField(default=0)
+    # The latest edit of the chat by its author (``signal.entry.edited``): its id and text.
+    edited_by = models.CharField(max_length=128, blank=True)
+    edited_text = models.TextField(blank=True)
 
     class Meta:
         constraints = [

@@ -120,6 +120,7 @@
     if (target && target.id && target.id.indexOf("spend-") === 0) addToTotal(fragment);
     if (!fragment || !target.matches("#entries, .transcript-items")) return;
     Array.from(fragment.children || []).forEach(function (child) {
+      if (child.matches(".edit-of")) { applyEdit(child); child.remove(); return; }
       var existing = child.id && document.getElementById(child.id);
       if (existing && existing.classList.contains("pending")) {
         existing.remove();
@@ -236,6 +237,7 @@
     var v = CSS.escape(viewer), sheet = new CSSStyleSheet();
     sheet.replaceSync(
       '.entry.chat[data-author="' + v + '"] .actions { display: block; }\n' +
+      '.entry.chat[data-author="' + v + '"] .actions .menu button.edit { display: block; }\n' +
       '.mention[data-agent="' + v + '"] { background: #fdecc8; color: #7c4a03; }\n' +
       '.entry.chat:has(.mention[data-agent="' + v + '"]) { background: #fffaeb; box-shadow: inset 3px 0 #f0b429; }'
     );
@@ -472,11 +474,109 @@
         return;
       }
     }
+    if (editLast(evt)) return;
     // Enter sends, Shift+Enter is a new line; on touch screens Enter is a new line.
     if (evt.key === "Enter" && !evt.shiftKey && !coarse.matches) {
       evt.preventDefault();
       submitCompose(box.form);
     }
+  }
+
+  // -- edit: the author's own messages, in place ---------------------------------------
+  // An edit arrives as the chat's new body (templates/threads/_edited.html): it replaces the
+  // old one when this page shows that chat from that author; otherwise it is dropped.
+  function applyEdit(child) {
+    var body = document.getElementById("body-" + child.dataset.entry);
+    var entry = body && body.closest(".entry.chat"), fresh = child.firstElementChild;
+    if (!entry || !fresh || entry.dataset.author !== child.dataset.author) return;
+    body.replaceWith(fresh);
+  }
+
+  function entryUrl(entry) {
+    var del = $("button.delete", entry);
+    return del ? del.getAttribute("hx-delete") : "";
+  }
+
+  function startEdit(entry) {
+    if (!entry || entry.classList.contains("editing") || entry.dataset.author !== viewer) return;
+    var menu = $("details.actions", entry);
+    if (menu) menu.open = false;
+    $$("#entries .entry.editing").forEach(stopEdit);
+    var form = document.createElement("form");
+    form.className = "editor";
+    var box = document.createElement("textarea");
+    box.setAttribute("aria-label", "Edit your message");
+    box.rows = 2;
+    box.disabled = true;
+    var bar = document.createElement("div");
+    bar.className = "editor-bar";
+    bar.innerHTML = '<span class="hint">Enter to save · Esc to cancel</span>' +
+      '<button type="button" class="secondary cancel">Cancel</button> <button type="submit">Save</button>';
+    form.append(box, bar);
+    $(".body", entry).after(form);
+    entry.classList.add("editing");
+    fetch(entryUrl(entry), { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); })
+      .then(function (answer) {
+        if (!answer.ok) { stopEdit(entry); showError(answer.body.error || "The message can't be edited."); return; }
+        box.value = box.dataset.was = answer.body.text;
+        box.disabled = false;
+        grow(box);
+        box.focus();
+        box.setSelectionRange(box.value.length, box.value.length);
+      }, function () { stopEdit(entry); showError("The message could not be loaded to edit."); });
+    form.addEventListener("submit", function (evt) { evt.preventDefault(); saveEdit(entry, box); });
+    $(".cancel", bar).addEventListener("click", function () { stopEdit(entry); });
+    box.addEventListener("input", function () { grow(box); });
+    box.addEventListener("keydown", function (evt) {
+      if (evt.isComposing) return;
+      if (evt.key === "Escape") { evt.preventDefault(); evt.stopPropagation(); stopEdit(entry); }
+      else if (evt.key === "Enter" && !evt.shiftKey && !coarse.matches) { evt.preventDefault(); saveEdit(entry, box); }
+    });
+  }
+
+  function stopEdit(entry) {
+    var form = $("form.editor", entry);
+    if (form) form.remove();
+    entry.classList.remove("editing");
+    var box = $("#compose textarea");
+    if (box && !coarse.matches) box.focus({ preventScroll: true });
+  }
+
+  function saveEdit(entry, box) {
+    var text = box.value;
+    if (box.disabled) return;
+    if (!text.trim()) { showError("A message can't be empty: delete it instead."); return; }
+    if (text === box.dataset.was) { stopEdit(entry); return; }
+    box.disabled = true;
+    fetch(entryUrl(entry), {
+      method: "PATCH",
+      body: JSON.stringify({ text: text }),
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": csrfToken(), Accept: "application/json", "Content-Type": "application/json" },
+    }).then(function (response) {
+      if (response.ok) { showError(""); stopEdit(entry); return; } // the socket brings the new text
+      box.disabled = false;
+      response.json().catch(function () { return {}; }).then(function (body) {
+        showError(body.error || "The message could not be edited (" + response.status + ").");
+      });
+    }, function () {
+      box.disabled = false;
+      showError("The message could not be edited: the server could not be reached.");
+    });
+  }
+
+  // Up in an empty compose box edits your last message, as in Slack.
+  function editLast(evt) {
+    var box = evt.target;
+    if (evt.key !== "ArrowUp" || box.value || evt.shiftKey || evt.altKey || evt.metaKey || evt.ctrlKey) return false;
+    var mine = $$("#entries > .entry.chat:not(.pending)").filter(function (e) { return e.dataset.author === viewer; });
+    if (!mine.length) return false;
+    evt.preventDefault();
+    var last = mine[mine.length - 1];
+    last.scrollIntoView({ block: "nearest" });
+    startEdit(last);
+    return true;
   }
 
   // -- delete: a per-message menu and a confirmation dialog -----------------------------
@@ -550,6 +650,8 @@
     box.addEventListener("click", function () { showList(box); });
     box.addEventListener("blur", function () { setTimeout(closeList, 100); });
     scroller.addEventListener("click", function (evt) {
+      var edit = evt.target.closest("button.edit");
+      if (edit) { startEdit(edit.closest(".entry.chat")); return; }
       var button = evt.target.closest("button.retry, button.discard");
       if (!button) return;
       var entry = button.closest(".entry");

@@ -1,0 +1,79 @@
+"""Two people, one thread, a live Daphne: editing a message and reacting to one."""
+
+import os
+import re
+
+from playwright.sync_api import expect
+
+from tests.e2e.console import watch_console
+from tests.e2e.live import WAIT, LiveThreadCase
+
+SHOTS = os.environ.get("ARBE_SHOTS", "")  # a folder: the tests also save screenshots there
+
+
+def shot(page, name):
+    if SHOTS:
+        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"))
+
+
+class EverydayChatTests(LiveThreadCase):
+    def test_the_author_edits_live_and_others_see_the_latest_text(self):
+        member, _ = self.page_for(self.member)
+        owner, _ = self.page_for(self.owner)
+        errors: list[str] = []
+        watch_console(member, errors)
+        watch_console(owner, errors)
+        self.say(member, "the meeting is at 3")
+        self.say(owner, "thanks")
+        mine = member.locator(".entry.chat", has_text="the meeting")
+        # Only the author has "Edit": the owner's menu on it offers delete alone.
+        theirs = owner.locator(".entry.chat", has_text="the meeting")
+        theirs.hover()
+        theirs.locator(".actions summary").click()
+        expect(theirs.locator(".actions .edit")).to_be_hidden()
+        expect(theirs.locator(".actions .delete")).to_be_visible()
+        owner.keyboard.press("Escape")
+
+        mine.hover()
+        mine.locator(".actions summary").click()
+        mine.locator(".actions .edit").click()
+        editor = mine.locator(".editor textarea")
+        expect(editor).to_have_value("the meeting is at 3", timeout=WAIT)
+        editor.fill("the meeting is at **4**")
+        editor.press("Enter")
+        for page in (member, owner):
+            body = page.locator(".entry.chat", has_text="the meeting").locator(".body")
+            expect(body).to_contain_text("the meeting is at 4", timeout=WAIT)
+            expect(body.locator("strong")).to_have_text("4")
+            expect(body.locator(".edited-mark")).to_have_text("(edited)")
+        expect(mine.locator(".editor")).to_have_count(0)
+        shot(member, "edited-1280")
+
+        # Up in the empty compose box edits the last message of one's own; Esc cancels.
+        box = member.locator("#compose textarea")
+        expect(member.locator(".entry.chat.pending")).to_have_count(0)
+        box.focus()
+        box.press("ArrowUp")
+        expect(editor).to_have_value("the meeting is at **4**", timeout=WAIT)
+        editor.fill("never saved")
+        editor.press("Escape")
+        expect(mine.locator(".editor")).to_have_count(0)
+        expect(mine.locator(".body")).to_contain_text("the meeting is at 4")
+
+        # A reload folds the edit from the log: the same latest text, still marked.
+        owner.reload()
+        body = owner.locator(".entry.chat", has_text="the meeting").locator(".body")
+        expect(body).to_have_text(re.compile(r"the meeting is at 4\s*\(edited\)"))
+        assert errors == []
+
+    def test_a_message_deleted_while_its_author_edits_it_goes_with_its_editor(self):
+        member, _ = self.page_for(self.member)
+        owner, _ = self.page_for(self.owner)
+        self.say(member, "soon gone")
+        mine = member.locator(".entry.chat", has_text="soon gone")
+        expect(mine).not_to_have_class(re.compile("pending"), timeout=WAIT)  # stored
+        member.locator("#compose textarea").press("ArrowUp")
+        expect(mine.locator(".editor textarea")).to_have_value("soon gone", timeout=WAIT)
+        self.delete(owner, owner.locator(".entry.chat", has_text="soon gone"))
+        expect(member.locator("#entries .entry.chat")).to_have_count(0, timeout=WAIT)
+        expect(member.locator(".editor")).to_have_count(0)
