@@ -17,6 +17,7 @@ from threads.entries import Chat, EntryError, convert_payload, to_builtins
 from threads.lifecycle import create_thread
 from threads.paging import limit_of, page_of
 from threads.posting import Posted, delete_chat, post_chat
+from threads.reacting import react
 from threads.status import derive_thread_status
 from threads.status_sync import agent_name, now_ms, repair_drift
 from threads.windows import thread_spend
@@ -93,6 +94,20 @@ def entry(request, thread_id, entry_id):
         body = parse_json(request, EditBody)
         return posted(edit_chat(access, entry_id, body.text), status=200)
     return posted(delete_chat(access, entry_id), status=200)
+
+
+class ReactBody(msgspec.Struct, forbid_unknown_fields=True):
+    emoji: str
+    on: bool = True
+
+
+@api_view
+@require_http_methods(["POST"])
+def reactions(request, thread_id, entry_id):
+    """React to a chat message ``{"emoji", "on"?}``; ``"on": false`` takes it back."""
+    access = access_person_thread(request.principal, thread_id)
+    body = parse_json(request, ReactBody)
+    return posted(react(access, entry_id, body.emoji, body.on), status=200)
 
 
 @api_view

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from django.db import transaction
 
+from threads import reactions
 from threads.entries import Chat, Entry, EntryDeleted, EntryEdited, first_of_each_id
 from threads.models import EntryLocation, Thread
 from threads.projection import latest_texts
@@ -56,6 +57,7 @@ def rebuild(thread: Thread, entries: Sequence[Entry], windows: dict[str, int] | 
         if isinstance(e.payload, EntryDeleted):
             tombstones.setdefault(e.payload.entryId, e.id)
     texts = latest_texts(entries)
+    reacts = reactions.fold(entries)
     edits = {
         e.payload.entryId: e.id
         for e in entries
@@ -69,6 +71,7 @@ def rebuild(thread: Thread, entries: Sequence[Entry], windows: dict[str, int] | 
             deleted_by=tombstones.get(e.id, ""),
             edited_by=edits.get(e.id, "") if texts.get(e.id) else "",
             edited_text=texts.get(e.id, ""),
+            reactions=reacts.get(e.id, {}),
         )
         for e in entries
         if isinstance(e.payload, Chat)

@@ -125,6 +125,15 @@ class EntryEdited(Payload, tag="signal.entry.edited"):
     text: Annotated[str, Meta(min_length=1, max_length=MAX_CHAT_CHARS)]
 
 
+class EntryReaction(Payload, tag="signal.entry.reaction"):
+    """The author reacted to the chat ``entryId`` with ``emoji`` (one emoji grapheme,
+    checked by ``threads.reactions``), or took that reaction back (``on`` false)."""
+
+    entryId: Id
+    emoji: Annotated[str, Meta(min_length=1, max_length=32)]
+    on: bool = True
+
+
 class EditedChat(Chat, tag="chat"):
     """A chat as a projection shows it after an edit: its latest text. Never decoded
     (not in ``AnyPayload``); it encodes as plain ``chat``, ``edited`` being its default."""
@@ -284,6 +293,7 @@ AnyPayload = (
     | PiChunk
     | EntryDeleted
     | EntryEdited
+    | EntryReaction
     | ThreadCreated
     | ThreadRenamed
     | ThreadArchived

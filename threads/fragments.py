@@ -22,6 +22,7 @@ from django.utils.safestring import mark_safe
 
 from houses.models import Agent
 from threads import entries as E
+from threads import reactions
 from threads.entry_views import (
     Item,
     avatar,
@@ -151,6 +152,11 @@ def entry_fragments(entries: list[E.Entry], names: Names, thread_id: str) -> lis
         if isinstance(p, E.EntryEdited):
             out.append((entry.id, edited_fragment(entry, names)))
             continue
+        if isinstance(p, E.EntryReaction):
+            if entry.authorId and reactions.is_emoji(p.emoji):
+                context = {"p": p, "agent": entry.authorId, "name": names.of(entry.authorId)}
+                out.append((entry.id, render_to_string("threads/_reacted.html", context)))
+            continue
         if not p.shown or (isinstance(p, E.Chat) and entry.id in gone):
             continue
         if (update := reply_update(entry, names)) is not None:
@@ -213,7 +219,25 @@ def window_items(part, names: Names, thread_id: str) -> list[dict]:
     items = page_items(
         part.entries, partial=part.partial, lookahead=part.lookahead, gone=gone, texts=texts
     )
-    return [v for item in items if (v := item_context(item, names))]
+    views = [v for item in items if (v := item_context(item, names))]
+    return with_reactions(views, part, names, thread_id)
+
+
+def with_reactions(views: list[dict], part, names: Names, thread_id: str) -> list[dict]:
+    """Each chat view with its reactions: folded from the window when it runs to the tail,
+    else from the chat index (their reactions may be further down the log)."""
+    if part.offset:
+        state = reactions.fold(part.entries)
+    else:
+        from threads.models import EntryLocation
+
+        chats = [v["id"] for v in views if v["kind"] == "chat"]
+        rows = EntryLocation.objects.filter(thread_id=thread_id, entry_id__in=chats)
+        state = dict(rows.exclude(reactions={}).values_list("entry_id", "reactions"))
+    for view in views:
+        if view["kind"] == "chat" and state.get(view["id"]):
+            view["reactions"] = reactions.views(state[view["id"]], names)
+    return views
 
 
 def first_unread(entries, unread: int) -> str:
@@ -260,6 +284,7 @@ def page_context(access, *, now_ms: int, around: str = "", was_read: int | None 
         "viewer_avatar": avatar(viewer_id, names.of(viewer_id)),
         "viewer_name": names.of(viewer_id),
         "is_owner": access.is_owner,
+        "palette": reactions.PALETTE,
         # The person's first unread message, for the "New messages" divider (static/arbe/unread.js).
         "first_unread": (
             first_unread(part.entries, thread.chat_seq - was_read)

@@ -121,6 +121,7 @@
     if (!fragment || !target.matches("#entries, .transcript-items")) return;
     Array.from(fragment.children || []).forEach(function (child) {
       if (child.matches(".edit-of")) { applyEdit(child); child.remove(); return; }
+      if (child.matches(".react-of")) { applyReaction(child); child.remove(); return; }
       var existing = child.id && document.getElementById(child.id);
       if (existing && existing.classList.contains("pending")) {
         existing.remove();
@@ -238,6 +239,7 @@
     sheet.replaceSync(
       '.entry.chat[data-author="' + v + '"] .actions { display: block; }\n' +
       '.entry.chat[data-author="' + v + '"] .actions .menu button.edit { display: block; }\n' +
+      '.reaction[data-who~="' + v + '"] { background: #e8effc; border-color: #9bb8ef; }\n' +
       '.mention[data-agent="' + v + '"] { background: #fdecc8; color: #7c4a03; }\n' +
       '.entry.chat:has(.mention[data-agent="' + v + '"]) { background: #fffaeb; box-shadow: inset 3px 0 #f0b429; }'
     );
@@ -579,6 +581,103 @@
     return true;
   }
 
+  // -- reactions: chips under a message, a palette to add one ----------------------------
+  // A reaction arrives as a delta (templates/threads/_reacted.html), folded here as the
+  // server folds the log (threads/reactions.py): per emoji, who reacts, in order.
+  function names(chip) { try { return JSON.parse(chip.dataset.names || "[]"); } catch (e) { return []; } }
+  function applyReaction(child) {
+    var bar = document.getElementById("rx-" + child.dataset.entry);
+    if (!bar) return;
+    var emoji = child.dataset.emoji, agent = child.dataset.agent, on = child.dataset.on === "1";
+    var chip = $$(".reaction", bar).filter(function (c) { return c.dataset.emoji === emoji; })[0];
+    if (!chip) {
+      if (!on) return;
+      chip = document.createElement("button");
+      chip.type = "button";
+      chip.className = "reaction";
+      chip.dataset.emoji = emoji;
+      chip.dataset.who = "";
+      chip.append(emoji);
+      var n = document.createElement("span");
+      n.className = "n";
+      chip.append(n);
+      bar.insertBefore(chip, $(".react-add", bar));
+    }
+    var who = chip.dataset.who ? chip.dataset.who.split(" ") : [], shown = names(chip), i = who.indexOf(agent);
+    if (on && i < 0) { who.push(agent); shown.push(child.dataset.name); }
+    else if (!on && i >= 0) { who.splice(i, 1); shown.splice(i, 1); }
+    if (!who.length) { chip.remove(); return; }
+    chip.dataset.who = who.join(" ");
+    chip.dataset.names = JSON.stringify(shown);
+    $(".n", chip).textContent = String(who.length);
+    chip.title = shown.join(", ") + " reacted with " + emoji;
+  }
+
+  function sendReaction(entry, emoji, on) {
+    fetch(entryUrl(entry) + "/reactions", {
+      method: "POST",
+      body: JSON.stringify({ emoji: emoji, on: on }),
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": csrfToken(), Accept: "application/json", "Content-Type": "application/json" },
+    }).then(function (response) {
+      if (response.ok) { showError(""); return; } // the socket brings it to everyone
+      response.json().catch(function () { return {}; }).then(function (body) {
+        showError(body.error || "The reaction could not be saved (" + response.status + ").");
+      });
+    }, function () { showError("The reaction could not be saved: the server could not be reached."); });
+  }
+
+  function toggleReaction(chip) {
+    var who = chip.dataset.who ? chip.dataset.who.split(" ") : [];
+    sendReaction(chip.closest(".entry.chat"), chip.dataset.emoji, who.indexOf(viewer) < 0);
+  }
+
+  var paletteEl = null; // kept here: an open palette leaves with a message deleted under it
+  function openPalette(add) {
+    var palette = paletteEl, bar = add.closest(".reactions");
+    if (!palette || !bar) return;
+    if (!palette.hidden && palette.parentElement === bar) { closePalette(); return; }
+    bar.appendChild(palette);
+    palette.hidden = false;
+    palette.scrollIntoView({ block: "nearest" });
+    $("button.pick", palette).focus({ preventScroll: true });
+  }
+  function closePalette() {
+    var palette = paletteEl;
+    if (!palette || palette.hidden) return false;
+    palette.hidden = true;
+    $("input", palette).value = "";
+    document.body.appendChild(palette);
+    return true;
+  }
+  function pick(palette, emoji) {
+    var entry = palette.closest(".entry.chat"), add = entry && $(".react-add", entry);
+    closePalette();
+    if (!entry || !emoji) return;
+    var chip = $$(".reaction", entry).filter(function (c) { return c.dataset.emoji === emoji; })[0];
+    var mine = chip && chip.dataset.who.split(" ").indexOf(viewer) >= 0;
+    if (!mine) sendReaction(entry, emoji, true);
+    if (add) add.focus({ preventScroll: true });
+  }
+  function setUpPalette() {
+    var palette = paletteEl = $("#react-palette");
+    if (!palette) return;
+    palette.addEventListener("click", function (evt) {
+      var button = evt.target.closest("button.pick");
+      if (button) pick(palette, button.dataset.emoji);
+    });
+    $("form", palette).addEventListener("submit", function (evt) {
+      evt.preventDefault();
+      pick(palette, $("input", palette).value.trim());
+    });
+    palette.addEventListener("keydown", function (evt) {
+      if (evt.key === "Escape") { evt.preventDefault(); evt.stopPropagation(); closePalette(); }
+    });
+    document.addEventListener("click", function (evt) {
+      if (!palette.hidden && !palette.contains(evt.target) && !evt.target.closest(".react-add")) closePalette();
+    });
+  }
+
   // -- delete: a per-message menu and a confirmation dialog -----------------------------
   document.addEventListener("htmx:confirm", function (evt) {
     var entry = evt.detail.elt && evt.detail.elt.closest && evt.detail.elt.closest(".entry.chat");
@@ -618,6 +717,7 @@
     if (!scroller) return;
     viewer = document.body.dataset.viewer || "";
     viewerRules();
+    setUpPalette();
     var form = $("#compose"), box = $("#compose textarea");
     list = $("#mention-list");
     var data = document.getElementById("mentionable");
@@ -652,6 +752,10 @@
     scroller.addEventListener("click", function (evt) {
       var edit = evt.target.closest("button.edit");
       if (edit) { startEdit(edit.closest(".entry.chat")); return; }
+      var chip = evt.target.closest("button.reaction");
+      if (chip) { toggleReaction(chip); return; }
+      var add = evt.target.closest("button.react-add");
+      if (add) { openPalette(add); return; }
       var button = evt.target.closest("button.retry, button.discard");
       if (!button) return;
       var entry = button.closest(".entry");

@@ -77,3 +77,50 @@ class EverydayChatTests(LiveThreadCase):
         self.delete(owner, owner.locator(".entry.chat", has_text="soon gone"))
         expect(member.locator("#entries .entry.chat")).to_have_count(0, timeout=WAIT)
         expect(member.locator(".editor")).to_have_count(0)
+
+    def test_reactions_live_with_counts_who_and_toggling(self):
+        member, _ = self.page_for(self.member)
+        owner, _ = self.page_for(self.owner)
+        errors: list[str] = []
+        watch_console(member, errors)
+        watch_console(owner, errors)
+        self.say(member, "shipped the release")
+        theirs = owner.locator(".entry.chat", has_text="shipped the release")
+        theirs.hover()
+        theirs.locator(".react-add").click()
+        owner.locator("#react-palette button.pick[data-emoji='🎉']").click()
+        expect(owner.locator("#react-palette")).to_be_hidden()
+        mine = member.locator(".entry.chat", has_text="shipped the release")
+        chip = mine.locator(".reaction[data-emoji='🎉']")
+        expect(chip.locator(".n")).to_have_text("1", timeout=WAIT)
+        expect(chip).to_have_attribute("title", "olive reacted with 🎉")
+        # The member adds the same one (a click on the chip), then any emoji typed.
+        chip.click()
+        expect(chip.locator(".n")).to_have_text("2", timeout=WAIT)
+        expect(theirs.locator(".reaction[data-emoji='🎉'] .n")).to_have_text("2", timeout=WAIT)
+        expect(chip).to_have_attribute("title", "olive, mia reacted with 🎉")
+        mine.hover()
+        mine.locator(".react-add").click()
+        palette = member.locator("#react-palette")
+        palette.locator("input").fill("🦀")
+        palette.locator("input").press("Enter")
+        expect(theirs.locator(".reaction[data-emoji='🦀'] .n")).to_have_text("1", timeout=WAIT)
+        shot(owner, "reactions-1280")
+        # Toggling off is another entry; the chip goes when nobody reacts with it.
+        mine.locator(".reaction[data-emoji='🦀']").click()
+        expect(theirs.locator(".reaction[data-emoji='🦀']")).to_have_count(0, timeout=WAIT)
+        # Not an emoji: a sentence, nothing stored.
+        mine.hover()
+        mine.locator(".react-add").click()
+        palette.locator("input").fill("ok")
+        palette.locator("input").press("Enter")
+        expect(member.locator("#compose-error")).to_have_text("emoji: one emoji, like 👍")
+        # A reload folds the same from the log.
+        owner.reload()
+        chip = owner.locator(".entry.chat", has_text="shipped").locator(".reaction")
+        expect(chip).to_have_count(1)
+        expect(chip.locator(".n")).to_have_text("2")
+        # A deleted message takes its reactions with it.
+        self.delete(member, mine)
+        expect(owner.locator(".reaction")).to_have_count(0, timeout=WAIT)
+        assert [e for e in errors if "400" not in e] == []
