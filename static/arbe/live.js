@@ -122,6 +122,7 @@
     Array.from(fragment.children || []).forEach(function (child) {
       if (child.matches(".edit-of")) { applyEdit(child); child.remove(); return; }
       if (child.matches(".react-of")) { applyReaction(child); child.remove(); return; }
+      if (child.matches(".here-of")) { applyHere(child); child.remove(); return; }
       var existing = child.id && document.getElementById(child.id);
       if (existing && existing.classList.contains("pending")) {
         existing.remove();
@@ -131,6 +132,7 @@
         return;
       }
       if (target.id === "entries" && child.matches(".entry.chat")) {
+        if (typing[child.dataset.author]) { delete typing[child.dataset.author]; showHere(); }
         if (child.dataset.author === viewer) ownArrived = true;
         else unseenInFrame += 1; // narration never counts as new
       }
@@ -678,6 +680,50 @@
     });
   }
 
+  // -- presence and typing (threads/presence.py): over the socket, never in the log -------
+  var HERE_BEAT_MS = 15000, HERE_FORGET_MS = 40000, TYPING_EVERY_MS = 3000, TYPING_FORGET_MS = 6000;
+  var here = {}, typing = {}, typedAt = 0;
+  function applyHere(child) {
+    var d = child.dataset, now = Date.now();
+    if (d.state === "left") { delete here[d.agent]; delete typing[d.agent]; }
+    else {
+      here[d.agent] = { name: d.name, initials: d.initials, hue: d.hue, at: now };
+      if (d.state === "typing" && d.agent !== viewer) typing[d.agent] = now;
+    }
+    showHere();
+  }
+  function showHere() {
+    var now = Date.now(), box = $("#here"), line = $("#typing");
+    Object.keys(here).forEach(function (a) { if (now - here[a].at > HERE_FORGET_MS) delete here[a]; });
+    Object.keys(typing).forEach(function (a) { if (now - typing[a] > TYPING_FORGET_MS || !here[a]) delete typing[a]; });
+    if (box) {
+      var people = Object.keys(here).sort(function (a, b) { return here[a].name.localeCompare(here[b].name); });
+      box.replaceChildren.apply(box, people.map(function (a) {
+        var span = document.createElement("span");
+        span.className = "avatar hue-" + here[a].hue;
+        span.dataset.agent = a;
+        span.title = here[a].name + (a === viewer ? " (you)" : "") + " is here";
+        span.textContent = here[a].initials;
+        return span;
+      }));
+    }
+    if (line) {
+      var names = Object.keys(typing).map(function (a) { return here[a].name; }).sort();
+      line.textContent = names.length === 0 ? "" : names.length === 1 ? names[0] + " is typing…" :
+        names.length === 2 ? names[0] + " and " + names[1] + " are typing…" : names.length + " people are typing…";
+    }
+  }
+  function tell(message) {
+    var socket = window.arbeSocket;
+    if (socket && socket.readyState === 1) socket.send(JSON.stringify(message));
+  }
+  function typed(box) {
+    var now = Date.now();
+    if (!box.value.trim() || now - typedAt < TYPING_EVERY_MS) return;
+    typedAt = now;
+    tell({ typing: true });
+  }
+
   // -- delete: a per-message menu and a confirmation dialog -----------------------------
   document.addEventListener("htmx:confirm", function (evt) {
     var entry = evt.detail.elt && evt.detail.elt.closest && evt.detail.elt.closest(".entry.chat");
@@ -746,7 +792,9 @@
     form.addEventListener("submit", function (evt) { evt.preventDefault(); submitCompose(form); });
     if (!coarse.matches && !linked) box.focus({ preventScroll: true }); // ready to type, as in chat apps
     box.addEventListener("keydown", onComposeKey);
-    box.addEventListener("input", function () { grow(box); showList(box); });
+    box.addEventListener("input", function () { grow(box); showList(box); typed(box); });
+    setInterval(function () { tell({ here: true }); }, HERE_BEAT_MS);
+    setInterval(showHere, 2000);
     box.addEventListener("click", function () { showList(box); });
     box.addEventListener("blur", function () { setTimeout(closeList, 100); });
     scroller.addEventListener("click", function (evt) {

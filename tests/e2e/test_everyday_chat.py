@@ -124,3 +124,21 @@ class EverydayChatTests(LiveThreadCase):
         self.delete(member, mine)
         expect(owner.locator(".reaction")).to_have_count(0, timeout=WAIT)
         assert [e for e in errors if "400" not in e] == []
+
+    def test_who_is_here_and_who_is_typing(self):
+        member, _ = self.page_for(self.member)
+        owner, _ = self.page_for(self.owner)
+        for page in (member, owner):
+            expect(page.locator("#here .avatar")).to_have_count(2, timeout=WAIT)
+        owner.locator("#compose textarea").press_sequentially("on my w", delay=30)
+        expect(member.locator("#typing")).to_have_text("olive is typing…", timeout=WAIT)
+        expect(owner.locator("#typing")).to_have_text("")  # never one's own
+        shot(member, "typing-1280")
+        owner.locator("#compose textarea").press_sequentially("ay")
+        owner.locator("#compose textarea").press("Enter")
+        # The message arriving ends the typing line at once.
+        expect(member.locator("#entries")).to_contain_text("on my way", timeout=WAIT)
+        expect(member.locator("#typing")).to_have_text("")
+        owner.context.close()  # the tab goes: so does its avatar, within seconds
+        expect(member.locator("#here .avatar")).to_have_count(1, timeout=WAIT)
+        expect(member.locator("#here .avatar")).to_have_attribute("title", "mia (you) is here")
