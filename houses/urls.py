@@ -1,10 +1,14 @@
 from django.urls import path
+from django.views.generic import RedirectView
 
-from houses import api, joining, views
+from houses import account, api, joining, views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("tokens/", views.tokens_page, name="tokens"),
+    path("account/", account.account_page, name="account"),
+    path("account/password/", account.PasswordChange.as_view(), name="account-password"),
+    path("account/tokens/", views.tokens_page, name="tokens"),
+    path("tokens/", RedirectView.as_view(pattern_name="tokens"), name="tokens-moved"),
     path("tokens/new", views.new_token, name="new-token"),
     path("tokens/<int:pk>/revoke", views.revoke_token_form, name="revoke-token"),
     path("houses/<slug:slug>/", views.house_page, name="house"),

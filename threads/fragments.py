@@ -205,35 +205,29 @@ def window_items(part, names: Names, thread_id: str) -> list[dict]:
 
     gone: set[str] = set()
     texts: dict[str, str] = {}
-    if not part.offset:
-        # A window above the newest part: its chat may be tombstoned or edited further down.
+    if part.offset:  # the newest window runs to the tail: everything folds from it
+        state = reactions.fold(part.entries)
+    else:
+        # A window above the newest part: its chat may be tombstoned, edited or reacted to
+        # further down the log; the chat index knows (one query).
+        state = {}
         chats = [e.id for e in part.entries if isinstance(e.payload, E.Chat)]
         rows = EntryLocation.objects.filter(thread_id=thread_id, entry_id__in=chats).filter(
-            ~Q(deleted_by="") | ~Q(edited_by="")
+            ~Q(deleted_by="") | ~Q(edited_by="") | ~Q(reactions={})
         )
-        for entry_id, deleted_by, text in rows.values_list("entry_id", "deleted_by", "edited_text"):
+        fields = ("entry_id", "deleted_by", "edited_text", "reactions")
+        for entry_id, deleted_by, text, reacted in rows.values_list(*fields):
             if deleted_by:
                 gone.add(entry_id)
-            elif text:
+                continue
+            if text:
                 texts[entry_id] = text
+            if reacted:
+                state[entry_id] = reacted
     items = page_items(
         part.entries, partial=part.partial, lookahead=part.lookahead, gone=gone, texts=texts
     )
     views = [v for item in items if (v := item_context(item, names))]
-    return with_reactions(views, part, names, thread_id)
-
-
-def with_reactions(views: list[dict], part, names: Names, thread_id: str) -> list[dict]:
-    """Each chat view with its reactions: folded from the window when it runs to the tail,
-    else from the chat index (their reactions may be further down the log)."""
-    if part.offset:
-        state = reactions.fold(part.entries)
-    else:
-        from threads.models import EntryLocation
-
-        chats = [v["id"] for v in views if v["kind"] == "chat"]
-        rows = EntryLocation.objects.filter(thread_id=thread_id, entry_id__in=chats)
-        state = dict(rows.exclude(reactions={}).values_list("entry_id", "reactions"))
     for view in views:
         if view["kind"] == "chat" and state.get(view["id"]):
             view["reactions"] = reactions.views(state[view["id"]], names)

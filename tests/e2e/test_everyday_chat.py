@@ -142,3 +142,31 @@ class EverydayChatTests(LiveThreadCase):
         owner.context.close()  # the tab goes: so does its avatar, within seconds
         expect(member.locator("#here .avatar")).to_have_count(1, timeout=WAIT)
         expect(member.locator("#here .avatar")).to_have_attribute("title", "mia (you) is here")
+
+    def test_the_account_page_changes_the_name_others_see(self):
+        page, _ = self.page_for(self.member, path="/account/")
+        errors: list[str] = []
+        watch_console(page, errors)
+        expect(page.get_by_role("heading", name="Your account")).to_be_visible()
+        shot(page, "account-1280")
+        page.get_by_label("Display name").fill("Mia Ramos")
+        page.get_by_label("Time zone").fill("Asia/Tokyo")
+        page.get_by_role("button", name="Save").click()
+        expect(page.locator(".flash")).to_contain_text("Saved.")
+        expect(page.locator(".account-who strong")).to_have_text("Mia Ramos")
+        page.get_by_label("Time zone").fill("Nowhere/Special")
+        page.get_by_role("button", name="Save").click()
+        expect(page.locator(".error")).to_contain_text("is not a time zone")
+        page.get_by_role("link", name="API tokens").click()
+        expect(page).to_have_url(re.compile("/account/tokens/$"))
+        # The owner sees the new name beside the member's next message.
+        thread, _ = self.page_for(self.member)
+        self.say(thread, "renamed")
+        owner, _ = self.page_for(self.owner)
+        expect(owner.locator(".entry.chat", has_text="renamed").locator(".who")).to_have_text(
+            "Mia Ramos"
+        )
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto("/account/")
+        shot(page, "account-390")
+        assert [e for e in errors if "400 (Bad Request)" not in e] == []  # the refused form
