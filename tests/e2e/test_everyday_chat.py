@@ -170,3 +170,30 @@ class EverydayChatTests(LiveThreadCase):
         page.goto("/account/")
         shot(page, "account-390")
         assert [e for e in errors if "400 (Bad Request)" not in e] == []  # the refused form
+
+    def test_anyone_creates_a_house_hands_it_over_and_leaves(self):
+        page, _ = self.page_for(self.member, path="/")
+        errors: list[str] = []
+        watch_console(page, errors)
+        page.get_by_label("New house").fill("Design team")
+        page.get_by_role("button", name="Create house").click()
+        expect(page).to_have_url(re.compile("/houses/design-team/$"))
+        expect(page.get_by_role("heading", name="Design team")).to_be_visible()
+        expect(page.locator(".house-links a", has_text="Members")).to_be_visible()  # an owner
+        shot(page, "new-house-1280")
+        # The new owner adds the other person, hands the house over and leaves.
+        page.locator(".house-links a", has_text="Members").click()
+        page.get_by_label("Username").fill(self.owner.username)
+        page.get_by_role("button", name="Add person").click()
+        page.goto("/houses/design-team/settings/")
+        page.get_by_label("Name").fill("Design")
+        page.get_by_role("button", name="Rename").click()
+        expect(page.locator("h1")).to_contain_text("Design · settings")
+        page.get_by_role("button", name="Leave Design").click()
+        expect(page.locator(".flash")).to_contain_text("last owner")
+        page.get_by_role("button", name="Hand over").click()
+        expect(page.locator(".flash")).to_contain_text("olive owns Design now.")
+        page.get_by_role("button", name="Leave Design").click()
+        expect(page).to_have_url(re.compile("/$"))
+        expect(page.locator("#houses")).not_to_contain_text("Design")
+        assert errors == []
