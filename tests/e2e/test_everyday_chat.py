@@ -197,3 +197,30 @@ class EverydayChatTests(LiveThreadCase):
         expect(page).to_have_url(re.compile("/$"))
         expect(page.locator("#houses")).not_to_contain_text("Design")
         assert errors == []
+
+    def test_keyboard_slash_searches_ctrl_k_jumps_esc_closes(self):
+        from threads.lifecycle import create_thread
+
+        create_thread(house=self.house, title="Release notes", by=self.owner.agent)
+        page, _ = self.page_for(self.member)
+        errors: list[str] = []
+        watch_console(page, errors)
+        page.locator("#entries").focus()
+        page.keyboard.press("/")
+        expect(page.locator(".topbar input[type=search]")).to_be_focused()
+        page.keyboard.press("Escape")
+        page.locator("#entries").focus()
+        page.keyboard.press("Control+k")
+        palette = page.locator("#jump-palette")
+        expect(palette).to_be_visible()
+        palette.locator("input").fill("release")
+        expect(palette.locator("li a")).to_have_count(1, timeout=WAIT)
+        shot(page, "jump-1280")
+        page.keyboard.press("Escape")
+        expect(palette).to_be_hidden()
+        page.keyboard.press("Control+k")
+        palette.locator("input").fill("release")
+        expect(palette.locator("li a")).to_have_count(1, timeout=WAIT)
+        palette.locator("input").press("Enter")
+        expect(page.get_by_role("heading", name="Release notes")).to_be_visible(timeout=WAIT)
+        assert errors == []
