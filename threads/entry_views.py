@@ -159,6 +159,8 @@ def page_items(
                 reply = open_by_bot.pop(entry.authorId)
                 reply.answered = True
                 items.append(Item(entry, reply=reply))
+            case E.EntryReaction() if entry.authorId in open_by_bot:
+                open_by_bot.pop(entry.authorId).answered = True  # a bot's "seen": its chip
             case E.DispatchFinished():
                 if reply:
                     reply.spend = p.spend

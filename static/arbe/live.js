@@ -588,6 +588,10 @@
   // server folds the log (threads/reactions.py): per emoji, who reacts, in order.
   function names(chip) { try { return JSON.parse(chip.dataset.names || "[]"); } catch (e) { return []; } }
   function applyReaction(child) {
+    // A bot's reply that ends in a reaction (a "seen") leaves no line behind.
+    $$("#entries > .entry.reply").forEach(function (reply) {
+      if (reply.dataset.bot === child.dataset.agent && !$(".reply-line.failed", reply)) reply.remove();
+    });
     var bar = document.getElementById("rx-" + child.dataset.entry);
     if (!bar) return;
     var emoji = child.dataset.emoji, agent = child.dataset.agent, on = child.dataset.on === "1";

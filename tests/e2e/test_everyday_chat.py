@@ -224,3 +224,18 @@ class EverydayChatTests(LiveThreadCase):
         palette.locator("input").press("Enter")
         expect(page.get_by_role("heading", name="Release notes")).to_be_visible(timeout=WAIT)
         assert errors == []
+
+    def test_a_bot_that_answers_with_one_emoji_reacts_instead(self):
+        from tests.peers.fake_llm import Text
+
+        page, _ = self.page_for(self.member)
+        self.fake.script(Text("👀"))
+        self.say(page, "@helper just noting the deploy is done")
+        chip = page.locator(".entry.chat", has_text="deploy is done").locator(".reaction")
+        expect(chip).to_have_attribute("title", "Helper reacted with 👀", timeout=60_000)
+        expect(page.locator("#now")).to_contain_text("Nobody is working", timeout=WAIT)
+        expect(page.locator("#entries .entry.reply")).to_have_count(0)
+        expect(page.locator(".entry.chat.from-bot")).to_have_count(0)
+        page.reload()  # the page's fold agrees: a chip, no reply line, no message
+        expect(chip).to_have_count(1)
+        expect(page.locator("#entries .entry.reply")).to_have_count(0)
