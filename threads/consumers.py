@@ -206,7 +206,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             return
         # Someone opened the thread: tell them who is already here (throttled).
         joined = event["state"] == "joined" and event["agent"] != self.me[0]
-        if joined and self.throttle.allow("here", presence.HERE_EVERY_S):
+        if joined and self.throttle.allow("answer", presence.ANSWER_EVERY_S):
             await self.announce("here")
         await self.send(text_data=presence.fragment(event))
 

@@ -18,6 +18,7 @@ from django.template.loader import render_to_string
 
 TYPING_EVERY_S = 2.0  # at most one typing event per socket per this many seconds
 HERE_EVERY_S = 5.0  # and one heartbeat
+ANSWER_EVERY_S = 1.0  # and one "I'm here" answer to a page that just opened (a reload)
 MAX_FRAME = 200  # a page's presence message is tiny; anything longer is dropped
 STATES = ("joined", "here", "typing", "left")
 

@@ -64,6 +64,14 @@ class EverydayChatTests(LiveThreadCase):
         owner.reload()
         body = owner.locator(".entry.chat", has_text="the meeting").locator(".body")
         expect(body).to_have_text(re.compile(r"the meeting is at 4\s*\(edited\)"))
+        owner.set_viewport_size({"width": 390, "height": 844})
+        shot(owner, "edited-390")
+        mine.hover()
+        mine.locator(".actions summary").click()
+        mine.locator(".actions .edit").click()
+        expect(editor).to_have_value("the meeting is at **4**", timeout=WAIT)
+        shot(member, "editing-1280")
+        editor.press("Escape")
         assert errors == []
 
     def test_a_message_deleted_while_its_author_edits_it_goes_with_its_editor(self):
@@ -120,6 +128,9 @@ class EverydayChatTests(LiveThreadCase):
         chip = owner.locator(".entry.chat", has_text="shipped").locator(".reaction")
         expect(chip).to_have_count(1)
         expect(chip.locator(".n")).to_have_text("2")
+        owner.set_viewport_size({"width": 390, "height": 844})
+        shot(owner, "reactions-390")
+        owner.set_viewport_size({"width": 1280, "height": 800})
         # A deleted message takes its reactions with it.
         self.delete(member, mine)
         expect(owner.locator(".reaction")).to_have_count(0, timeout=WAIT)
@@ -186,7 +197,7 @@ class EverydayChatTests(LiveThreadCase):
         page.get_by_label("Username").fill(self.owner.username)
         page.get_by_role("button", name="Add person").click()
         page.goto("/houses/design-team/settings/")
-        page.get_by_label("Name").fill("Design")
+        page.get_by_label("Name", exact=True).fill("Design")
         page.get_by_role("button", name="Rename").click()
         expect(page.locator("h1")).to_contain_text("Design · settings")
         page.get_by_role("button", name="Leave Design").click()
