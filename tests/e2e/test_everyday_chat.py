@@ -186,6 +186,7 @@ class EverydayChatTests(LiveThreadCase):
         page, _ = self.page_for(self.member, path="/")
         errors: list[str] = []
         watch_console(page, errors)
+        shot(page, "home-1280")
         page.get_by_label("New house").fill("Design team")
         page.get_by_role("button", name="Create house").click()
         expect(page).to_have_url(re.compile("/houses/design-team/$"))
@@ -202,6 +203,7 @@ class EverydayChatTests(LiveThreadCase):
         expect(page.locator("h1")).to_contain_text("Design · settings")
         page.get_by_role("button", name="Leave Design").click()
         expect(page.locator(".flash")).to_contain_text("last owner")
+        shot(page, "house-settings-1280")
         page.get_by_role("button", name="Hand over").click()
         expect(page.locator(".flash")).to_contain_text("olive owns Design now.")
         page.get_by_role("button", name="Leave Design").click()
