@@ -120,3 +120,24 @@ def test_reindex_rebuilds_edits_from_the_log(world):
     assert EntryLocation.objects.get(entry_id=entry_id).edited_text == "two"
     call_command("reindex_search", stdout=None, stderr=None)
     assert [d.body for d in SearchDoc.objects.filter(entry_id=entry_id)] == ["two"]
+
+
+def test_an_older_window_shows_edits_and_reactions_made_further_down_the_log(world):
+    """The window's own entries can't say what came after it: the chat index does."""
+    from tests.integration.web.test_history import N, older_key, post
+
+    first = post(world, 3 * N, author=world.member.agent.id)[0]
+    assert edit(world, world.member, first.id, "message number 0, corrected").status_code == 200
+    url = f"/api/threads/{world.thread.id}/entries/{first.id}/reactions"
+    body = json.dumps({"emoji": "🎉"})
+    response = world.client_for(world.owner).post(url, body, content_type="application/json")
+    assert response.status_code == 200
+    client = world.client_for(world.author)
+    html = client.get(f"/threads/{world.thread.id}/").content.decode()
+    key, seen = older_key(html), ""
+    while key:
+        part = client.get(f"/threads/{world.thread.id}/window", {"upto": key}).content.decode()
+        seen += part
+        key = older_key(part)
+    assert "message number 0, corrected" in seen and "(edited)" in seen
+    assert 'data-emoji="🎉"' in seen
