@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from arbe_site.env import (
     env_bool,
@@ -188,6 +189,10 @@ DURABLE_STREAMS_SECRET = env_str("DURABLE_STREAMS_SECRET") or stored_secret(
 DURABLE_STREAMS_LONG_POLL_MS = env_int("DURABLE_STREAMS_LONG_POLL_MS", 30_000)
 # Where server code reaches the embedded server over HTTP (Daphne's own address).
 ARBE_INTERNAL_URL = env_str("ARBE_INTERNAL_URL", "http://127.0.0.1:8000").rstrip("/")
+# Who may create a house (houses/founding.py): "anyone" signed in, or "staff" only.
+ARBE_HOUSE_CREATION = env_str("ARBE_HOUSE_CREATION", "anyone").strip().lower()
+if ARBE_HOUSE_CREATION not in ("anyone", "staff"):
+    raise ImproperlyConfigured("ARBE_HOUSE_CREATION is anyone or staff")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -238,6 +238,9 @@ class Api:
     def delete(self, thread_id: str, entry_id: str) -> None:
         self.call("DELETE", f"/api/threads/{thread_id}/entries/{entry_id}")
 
+    def edit(self, thread_id: str, entry_id: str, text: str) -> None:
+        self.call("PATCH", f"/api/threads/{thread_id}/entries/{entry_id}", json={"text": text})
+
     def run(self, thread_id: str, agent: str, task: str) -> dict:
         body = {"agent": agent, "task": task}
         return self.call("POST", f"/api/threads/{thread_id}/runs", dict, json=body)["run"]

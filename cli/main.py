@@ -10,6 +10,7 @@
     arbe thread now THREAD [--follow]         # the current view (short: arbe now)
     arbe thread entries read THREAD [--from OFFSET] [--raw]
                                               # until nothing is working or waiting
+    arbe edit THREAD ENTRY "new text"        # your own message (or text on stdin)
     arbe delete THREAD ENTRY
     arbe run THREAD @helper "write the tests"
     arbe search deploy -rollback from:@ari    # every match, newest first (--house SLUG)
@@ -87,6 +88,10 @@ def parser() -> argparse.ArgumentParser:
     read.add_argument("--raw", action="store_true", help="deleted messages too")
     read.add_argument("--json", action="store_true", help="every entry as a JSON line")
     read.set_defaults(handler=entries_read)
+    edit = commands.add_parser("edit", help="edit your message (text, or stdin when none or -)")
+    edit.add_argument("thread")
+    edit.add_argument("entry")
+    edit.add_argument("text", nargs="?")
     delete = commands.add_parser("delete", help="delete a message (yours, or as an owner)")
     delete.add_argument("thread")
     delete.add_argument("entry")
@@ -271,6 +276,14 @@ def entries_read(api: Api, args, out: Output, *, cancel: threading.Event | None,
     out.note(f"offset: {offset} (arbe thread entries read {args.thread} --from it resumes)")
 
 
+def edit(api: Api, args, out: Output, *, stdin, **_) -> None:
+    text = args.text if args.text not in (None, "-") else stdin.read()
+    if not text.strip():
+        raise CliError("Nothing to say: the new text is empty.")
+    api.edit(args.thread, args.entry, text.rstrip("\n"))
+    out.line(f"edited {args.entry}")
+
+
 def delete(api: Api, args, out: Output, **_) -> None:
     api.delete(args.thread, args.entry)
     out.line(f"deleted {args.entry}")
@@ -309,6 +322,7 @@ COMMANDS = {
     "read": read,
     "follow": follow,
     "delete": delete,
+    "edit": edit,
     "run": run,
     "search": search,
 }

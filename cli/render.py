@@ -40,7 +40,11 @@ def entry_line(entry: E.Entry, names: Names, deleted: bool = False) -> str | Non
     if isinstance(p, E.Chat):
         text = p.text.replace("\n", "\n      ")  # continuation lines under the text
         label = " (deleted)" if deleted else ""
-        return f"{when} {names.of(entry.authorId).display}: {text}  [{entry.id}]{label}"
+        edited = " (edited)" if isinstance(p, E.EditedChat) else ""
+        return f"{when} {names.of(entry.authorId).display}: {text}{edited}  [{entry.id}]{label}"
+    if isinstance(p, E.EntryEdited):
+        text = p.text.replace("\n", "\n      ")
+        return f"{when} {names.of(entry.authorId).display} edited [{p.entryId}]: {text}"
     if isinstance(p, E.DispatchStarted):
         return f"{when} · @{names.of(p.agentId).handle} is replying"
     if isinstance(p, E.EntryDeleted):
@@ -137,13 +141,21 @@ def decoded(raw: Iterable[dict], out: Output) -> list:
 
 def caught_up(entries: list[E.Entry]) -> list[E.Entry]:
     """History as a chat view shows it: a deleted message is not there, and neither is its
-    tombstone. A tombstone of a message printed before this read (earlier than ``--from``)
-    stays, as "message … was deleted": a terminal can't take a line back."""
-    shown = visible_entries(entries)
-    ids = {e.id for e in entries}
-    return [
-        e for e in shown if not (isinstance(e.payload, E.EntryDeleted) and e.payload.entryId in ids)
-    ]
+    tombstone; an edited one shows its latest text. A tombstone or an edit of a message
+    printed before this read (earlier than ``--from``) stays, as "message … was deleted" or
+    the new text: a terminal can't take a line back."""
+    visible = {e.id: e for e in visible_entries(entries)}
+    ids, shown, seen = {e.id for e in entries}, [], set()
+    for e in entries:
+        if e.id in seen:
+            continue  # a reader that meets an id twice keeps the first
+        seen.add(e.id)
+        p = e.payload
+        if e.id in visible and not (isinstance(p, E.EntryDeleted) and p.entryId in ids):
+            shown.append(visible[e.id])
+        elif isinstance(p, E.EntryEdited) and p.entryId not in ids:
+            shown.append(e)
+    return shown
 
 
 def print_entries(entries, names: Names, as_json: bool, out: Output, gone=frozenset()) -> None:

@@ -27,6 +27,7 @@ from threads.entries import (
     DispatchSteered,
     Entry,
     EntryDeleted,
+    EntryEdited,
 )
 from threads.log import async_log_reader
 from threads.models import Thread, stream_name_for
@@ -168,7 +169,8 @@ def seen_by(bot_id: str, entries: list[Entry]) -> tuple[set[str], int]:
 
     A reply hands the bot everything said before it (as history or as new messages) and
     whatever it steered in. Each deletion of something the bot had seen starts a new
-    generation, so the next reply's session is seeded without it.
+    generation, so the next reply's session is seeded without it; so does each edit of
+    something it had seen, so the next reply's session holds the latest text.
     """
     seen: set[str] = set()
     so_far: list[str] = []
@@ -185,6 +187,8 @@ def seen_by(bot_id: str, entries: list[Entry]) -> tuple[set[str], int]:
             seen.update(payload.entryIds)
         elif isinstance(payload, EntryDeleted) and payload.entryId in seen:
             deleted.add(payload.entryId)
+        elif isinstance(payload, EntryEdited) and payload.entryId in seen:
+            deleted.add(e.id)  # an edit of what the session holds: reseed with the latest text
     return seen, len(deleted)
 
 

@@ -39,6 +39,7 @@ from threads.entries import (
     DispatchPhase,
     DispatchStarted,
     DispatchSteered,
+    EntryReaction,
     EnvironmentPrepared,
     Spend,
     ThreadPiFailed,
@@ -47,6 +48,7 @@ from threads.failures import is_config_error, scrub
 from threads.lifecycle import new_entry
 from threads.models import stream_name_for
 from threads.now import add_spend
+from threads.reactions import is_emoji
 from threads.recency import async_stream_writer
 
 logger = logging.getLogger(__name__)
@@ -110,7 +112,7 @@ async def run_reply(start: StartReply, fence=None, resume: str | None = None) ->
             spend = add_spend(spend, spend_of(result.messages))  # failed attempts cost too
             if result.ok:
                 try:
-                    await _finish(convo, dispatch_id, writer, result, spend)
+                    await _finish(convo, dispatch_id, writer, result, spend, start.entry_ids)
                 finally:
                     if result.closing is not None:
                         await result.closing
@@ -134,9 +136,18 @@ async def run_reply(start: StartReply, fence=None, resume: str | None = None) ->
         await writer.aclose()
 
 
-async def _finish(convo, dispatch_id, writer, result: Attempt, spend: Spend) -> None:
+async def _finish(
+    convo, dispatch_id, writer, result: Attempt, spend: Spend, answered: list[str] = ()
+) -> None:
     text = final_text(result.messages) or "(The bot finished without saying anything.)"
-    await writer.append(convo.stream, new_entry(Chat(text=text[:20_000]), author=convo.bot.id))
+    if answered and is_emoji(text.strip()):
+        # One emoji and nothing else: a reaction to the newest message it answered, a
+        # cheap "seen" (docs/bots.md), not a message.
+        reacted = EntryReaction(entryId=answered[-1], emoji=text.strip())
+        await writer.append(convo.stream, new_entry(reacted, author=convo.bot.id))
+    else:
+        chat = Chat(text=text[:20_000])
+        await writer.append(convo.stream, new_entry(chat, author=convo.bot.id))
     finished = DispatchFinished(dispatchId=dispatch_id, spend=spend)
     await writer.append(convo.stream, new_entry(finished, author=convo.bot.id))
 

@@ -1,13 +1,22 @@
 from django.urls import path
+from django.views.generic import RedirectView
 
-from houses import api, joining, views
+from houses import account, api, house_settings, joining, views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("tokens/", views.tokens_page, name="tokens"),
+    path("account/", account.account_page, name="account"),
+    path("account/password/", account.PasswordChange.as_view(), name="account-password"),
+    path("account/tokens/", views.tokens_page, name="tokens"),
+    path("tokens/", RedirectView.as_view(pattern_name="tokens"), name="tokens-moved"),
     path("tokens/new", views.new_token, name="new-token"),
     path("tokens/<int:pk>/revoke", views.revoke_token_form, name="revoke-token"),
+    path("houses/new", house_settings.new_house, name="new-house"),
     path("houses/<slug:slug>/", views.house_page, name="house"),
+    path("houses/<slug:slug>/settings/", house_settings.settings_page, name="house-settings"),
+    path("houses/<slug:slug>/rename", house_settings.rename_form, name="house-rename"),
+    path("houses/<slug:slug>/hand-over", house_settings.hand_over_form, name="house-hand-over"),
+    path("houses/<slug:slug>/leave", house_settings.leave_form, name="house-leave"),
     path("houses/<slug:slug>/threads/new", views.new_thread, name="new-thread"),
     path("houses/<slug:slug>/more", views.more_threads, name="more-threads"),
     path("houses/<slug:slug>/members/", views.members_page, name="members"),

@@ -39,7 +39,10 @@ from threads.paging import BadCursor
 
 @login_required
 def home(request):
-    return render(request, "houses/home.html", home_context(request.user))
+    from houses.founding import may_create
+
+    context = home_context(request.user) | {"may_create_house": may_create(request.user)}
+    return render(request, "houses/home.html", context)
 
 
 @login_required

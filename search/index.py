@@ -17,8 +17,8 @@ from django.db.models import Max
 
 from search.backends import Doc, backend
 from search.models import SearchDoc
-from threads.entries import Chat, Entry, EntryDeleted
-from threads.models import Thread
+from threads.entries import Chat, Entry, EntryDeleted, EntryEdited
+from threads.models import EntryLocation, Thread
 from threads.projection import chat_projection
 
 logger = logging.getLogger(__name__)
@@ -32,12 +32,31 @@ def after_append(thread_id: str, entries: Sequence[Entry]) -> None:
     """Index the chat in ``entries`` and drop what their tombstones name."""
     chats = [doc_of(e) for e in entries if isinstance(e.payload, Chat)]
     gone = [e.payload.entryId for e in entries if isinstance(e.payload, EntryDeleted)]
-    if not chats and not gone:
+    edits = {e.payload.entryId: e for e in entries if isinstance(e.payload, EntryEdited)}
+    if not chats and not gone and not edits:
         return
     try:
         backend().apply(thread_id, chats, gone)
+        if edits:
+            _reindex_edited(thread_id, edits)
     except Exception:
         logger.exception("could not update the search index for thread %s", thread_id)
+
+
+def _reindex_edited(thread_id: str, edits: dict[str, Entry]) -> None:
+    """Replace the documents of edited chat (the chat index says whose and when) with
+    their new text; chat that is deleted or not its editor's stays as it is."""
+    rows = EntryLocation.objects.filter(
+        thread_id=thread_id, entry_id__in=list(edits), type="chat", deleted_by=""
+    ).values_list("entry_id", "author_id", "ts")
+    docs = [
+        Doc(entry_id, author, ts, edits[entry_id].payload.text)
+        for entry_id, author, ts in rows
+        if edits[entry_id].authorId == author
+    ]
+    if docs:
+        backend().apply(thread_id, [], [d.entry_id for d in docs])
+        backend().apply(thread_id, docs, [])
 
 
 def high_water() -> int:

@@ -12,10 +12,12 @@ from django.views.decorators.http import require_http_methods
 from arbe_site.api import BadInput, api_view, json_response, parse_json, people_only
 from houses.access import access_house, access_person_thread, access_thread, threads_of
 from threads.current import load_view
+from threads.editing import edit_chat, latest_text
 from threads.entries import Chat, EntryError, convert_payload, to_builtins
 from threads.lifecycle import archive_thread, create_thread, rename_thread
 from threads.paging import limit_of, page_of
 from threads.posting import Posted, delete_chat, post_chat
+from threads.reacting import react
 from threads.status import derive_thread_status
 from threads.status_sync import agent_name, now_ms, repair_drift
 from threads.windows import thread_spend
@@ -75,11 +77,37 @@ def entries(request, thread_id):
     return posted(post_chat(access, payload, entry_id))
 
 
+class EditBody(msgspec.Struct, forbid_unknown_fields=True):
+    text: str
+
+
 @api_view
-@require_http_methods(["DELETE"])
+@require_http_methods(["GET", "PATCH", "DELETE"])
 def entry(request, thread_id, entry_id):
+    """A chat message: GET its latest text, PATCH ``{"text"}`` to edit it (its author),
+    DELETE to tombstone it (its author or an owner)."""
+    if request.method == "GET":
+        access = access_thread(request.principal, thread_id)
+        return json_response({"id": entry_id, "text": latest_text(access, entry_id)})
     access = access_person_thread(request.principal, thread_id)
+    if request.method == "PATCH":
+        body = parse_json(request, EditBody)
+        return posted(edit_chat(access, entry_id, body.text), status=200)
     return posted(delete_chat(access, entry_id), status=200)
+
+
+class ReactBody(msgspec.Struct, forbid_unknown_fields=True):
+    emoji: str
+    on: bool = True
+
+
+@api_view
+@require_http_methods(["POST"])
+def reactions(request, thread_id, entry_id):
+    """React to a chat message ``{"emoji", "on"?}``; ``"on": false`` takes it back."""
+    access = access_person_thread(request.principal, thread_id)
+    body = parse_json(request, ReactBody)
+    return posted(react(access, entry_id, body.emoji, body.on), status=200)
 
 
 @api_view

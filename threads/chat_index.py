@@ -1,4 +1,5 @@
-"""The chat index (``EntryLocation``): where each chat entry is, who wrote it, its tombstone.
+"""The chat index (``EntryLocation``): where each chat entry is, who wrote it, its tombstone,
+its latest edit.
 
 A cache of the log, written at the append seam (``threads.recency.after_append``)
 and rebuilt from the logs by ``manage.py reindex_entries``. Posts use it to spot
@@ -12,8 +13,10 @@ from collections.abc import Sequence
 
 from django.db import transaction
 
-from threads.entries import Chat, Entry, EntryDeleted, first_of_each_id
+from threads import reactions
+from threads.entries import Chat, Entry, EntryDeleted, EntryEdited, first_of_each_id
 from threads.models import EntryLocation, Thread
+from threads.projection import latest_texts
 
 
 def locate_chat(
@@ -34,6 +37,10 @@ def locate_chat(
             EntryLocation.objects.filter(
                 thread_id=thread_id, entry_id=e.payload.entryId, deleted_by=""
             ).update(deleted_by=e.id)
+        elif isinstance(e.payload, EntryEdited):
+            EntryLocation.objects.filter(
+                thread_id=thread_id, entry_id=e.payload.entryId, author_id=e.authorId or "-"
+            ).update(edited_by=e.id, edited_text=e.payload.text)
 
 
 def rebuild(thread: Thread, entries: Sequence[Entry], windows: dict[str, int] | None = None) -> int:
@@ -49,8 +56,23 @@ def rebuild(thread: Thread, entries: Sequence[Entry], windows: dict[str, int] | 
     for e in entries:
         if isinstance(e.payload, EntryDeleted):
             tombstones.setdefault(e.payload.entryId, e.id)
+    texts = latest_texts(entries)
+    reacts = reactions.fold(entries)
+    edits = {
+        e.payload.entryId: e.id
+        for e in entries
+        if isinstance(e.payload, EntryEdited) and e.payload.entryId in texts
+    }
     rows = [
-        _row(thread.pk, e, windows.get(e.id, 0), deleted_by=tombstones.get(e.id, ""))
+        _row(
+            thread.pk,
+            e,
+            windows.get(e.id, 0),
+            deleted_by=tombstones.get(e.id, ""),
+            edited_by=edits.get(e.id, "") if texts.get(e.id) else "",
+            edited_text=texts.get(e.id, ""),
+            reactions=reacts.get(e.id, {}),
+        )
         for e in entries
         if isinstance(e.payload, Chat)
     ]

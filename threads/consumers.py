@@ -25,7 +25,7 @@ from houses.membership import agent_for_user
 from houses.principals import person
 from houses.revocation import Reader, ends, user_group
 from streams import errors
-from threads import watching
+from threads import presence, watching
 from threads.fragments import entry_fragments, offset_marker
 from threads.render_pool import off_loop
 from threads.tail_hub import hub
@@ -68,6 +68,17 @@ def catch_up_frames(result, name: str, names, thread_id: str) -> tuple[list[str]
     return frames, offset_marker(result.next_offset), {e.id for e in entries}
 
 
+@database_sync_to_async
+def presence_of(agent_id: str) -> tuple[str, str, dict]:
+    from houses.models import Agent
+    from threads.entry_views import avatar
+    from threads.narration import Name
+
+    agent = Agent.objects.get(pk=agent_id)
+    name = Name(agent.display_name, agent.handle, False, True)
+    return agent_id, agent.display_name, avatar(agent_id, name)
+
+
 class ThreadConsumer(AsyncWebsocketConsumer):
     subscription = None
     pump = None
@@ -88,6 +99,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             return
         self.house_id = access.thread.house_id
         self.reader = Reader.of_session(self.scope.get("session"), self.house_id)
+        await self.join_presence(access.principal.agent_id)
         await watching.opened(self.user.pk, self.thread_id)
         self.read_at = time.monotonic()  # opening marked the thread read
         self.subscription = await hub().subscribe(self.thread_id)
@@ -166,7 +178,45 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             hub().unsubscribe(self.subscription)
             self.subscription = None
 
+    # -- presence and typing (threads.presence): the channel layer only, never the log --
+
+    async def join_presence(self, agent_id: str) -> None:
+        self.me = await presence_of(agent_id)
+        self.throttle = presence.Throttle()
+        await self.channel_layer.group_add(presence.group(self.thread_id), self.channel_name)
+        await self.announce("joined")
+
+    async def announce(self, state: str) -> None:
+        event = presence.event(state, *self.me)
+        try:
+            await self.channel_layer.group_send(presence.group(self.thread_id), event)
+        except Exception:  # noqa: BLE001 - presence is best effort; the page forgets it
+            logger.warning("could not relay presence on thread %s", self.thread_id)
+
+    async def receive(self, text_data=None, bytes_data=None):
+        if getattr(self, "me", None) is None or self.reader is None:
+            return
+        state = presence.parse(text_data)
+        every = presence.TYPING_EVERY_S if state == "typing" else presence.HERE_EVERY_S
+        if state and self.throttle.allow(state, every):
+            await self.announce(state)
+
+    async def here_event(self, event):
+        if self.reader is None:
+            return
+        # Someone opened the thread: tell them who is already here (throttled).
+        joined = event["state"] == "joined" and event["agent"] != self.me[0]
+        if joined and self.throttle.allow("answer", presence.ANSWER_EVERY_S):
+            await self.announce("here")
+        await self.send(text_data=presence.fragment(event))
+
     async def disconnect(self, code):
+        if getattr(self, "me", None) is not None:
+            await self.announce("left")
+            await self.channel_layer.group_discard(
+                presence.group(self.thread_id), self.channel_name
+            )
+            self.me = None
         await self.stop_following()
         if self.grouped:
             await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)

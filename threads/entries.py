@@ -117,6 +117,30 @@ class EntryDeleted(Payload, tag="signal.entry.deleted"):
     entryId: Id
 
 
+class EntryEdited(Payload, tag="signal.entry.edited"):
+    """An edit: ``text`` replaces what the chat ``entryId`` says; only its author edits it.
+    The chat and every earlier edit stay in the log; views show the latest text."""
+
+    entryId: Id
+    text: Annotated[str, Meta(min_length=1, max_length=MAX_CHAT_CHARS)]
+
+
+class EntryReaction(Payload, tag="signal.entry.reaction"):
+    """The author reacted to the chat ``entryId`` with ``emoji`` (one emoji grapheme,
+    checked by ``threads.reactions``), or took that reaction back (``on`` false)."""
+
+    entryId: Id
+    emoji: Annotated[str, Meta(min_length=1, max_length=32)]
+    on: bool = True
+
+
+class EditedChat(Chat, tag="chat"):
+    """A chat as a projection shows it after an edit: its latest text. Never decoded
+    (not in ``AnyPayload``); it encodes as plain ``chat``, ``edited`` being its default."""
+
+    edited: bool = True
+
+
 class ThreadCreated(Payload, tag="signal.thread.created"):
     title: Annotated[str, Meta(max_length=200)]
     parentThreadId: Id | None = None
@@ -268,6 +292,8 @@ AnyPayload = (
     | PiMessageUpdate
     | PiChunk
     | EntryDeleted
+    | EntryEdited
+    | EntryReaction
     | ThreadCreated
     | ThreadRenamed
     | ThreadArchived

@@ -124,6 +124,7 @@ def page_items(
     partial: bool = False,
     lookahead: Iterable[E.Entry] = (),
     gone: set[str] | frozenset[str] = frozenset(),
+    texts: dict[str, str] | None = None,
 ) -> list[Item]:
     """Visible entries in order, each reply folded into its answer or its failure.
 
@@ -131,12 +132,13 @@ def page_items(
     start: transcript entries of a reply begun in an earlier window belong to that
     window's reply and are left out here. ``lookahead`` (entries past the window's end)
     only completes the replies the window opened; ``gone`` are chat ids tombstoned
-    after the window (from the chat index).
+    after the window (from the chat index), ``texts`` the latest text of chat edited
+    after it (also from the chat index).
     """
     items: list[Item] = []
     replies: dict[str, Item] = {}
     open_by_bot: dict[str, Item] = {}
-    for entry in visible_entries(entries):
+    for entry in visible_entries(entries, texts):
         p = entry.payload
         if gone and entry.id in gone and isinstance(p, E.Chat):
             continue
@@ -157,6 +159,8 @@ def page_items(
                 reply = open_by_bot.pop(entry.authorId)
                 reply.answered = True
                 items.append(Item(entry, reply=reply))
+            case E.EntryReaction() if entry.authorId in open_by_bot:
+                open_by_bot.pop(entry.authorId).answered = True  # a bot's "seen": its chip
             case E.DispatchFinished():
                 if reply:
                     reply.spend = p.spend
@@ -251,6 +255,7 @@ def _describe(entry: E.Entry, names: Names) -> dict | None:
                 "html": html,
                 "avatar": avatar(entry.authorId or "", author),
                 "time": when(entry.ts),
+                "edited": isinstance(p, E.EditedChat),
             }
         case E.PiAssistant():
             return base | {"kind": "pi", "parts": _assistant_parts(p.message)}

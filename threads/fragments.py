@@ -23,19 +23,22 @@ from django.utils.safestring import mark_safe
 
 from houses.models import Agent
 from threads import entries as E
+from threads import reactions
 from threads.bot_rules import bot_rules
 from threads.entry_views import (
     Item,
     avatar,
     describe,
+    handles,
     item_context,
     page_items,
     phase_text,
     spend_text,
 )
+from threads.markup import chat_html
 from threads.narration import Name, Names, narration
 from threads.now import ThreadNow
-from threads.projection import tombstoned_ids
+from threads.projection import latest_texts, tombstoned_ids, with_texts
 from threads.status import derive_thread_status
 
 __all__ = [
@@ -134,6 +137,17 @@ def reply_update(entry: E.Entry, names: Names) -> str | None:
     return render_to_string("threads/_reply_update.html", context | {"dispatch": p.dispatchId})
 
 
+def edited_fragment(entry: E.Entry, names: Names) -> str:
+    """An edit, live: the chat's new body, which the page script puts in place of the old
+    one when the page shows that chat from that author (``static/arbe/live.js``), else drops."""
+    p = entry.payload
+    html = mark_safe(chat_html(p.text, handles(names)))  # cleaned by nh3
+    return render_to_string(
+        "threads/_edited.html",
+        {"entry_id": p.entryId, "author_id": entry.authorId or "", "html": html},
+    )
+
+
 def entry_fragments(entries: list[E.Entry], names: Names, thread_id: str) -> list[tuple[str, str]]:
     """``(entry id, fragment)`` for entries arriving live: appends, reply updates, deletions.
 
@@ -142,11 +156,19 @@ def entry_fragments(entries: list[E.Entry], names: Names, thread_id: str) -> lis
     """
     gone = tombstoned_ids(entries)
     out = []
-    for entry in E.first_of_each_id(entries):
+    for entry in with_texts(E.first_of_each_id(entries), latest_texts(entries)):
         p = entry.payload
         if isinstance(p, E.EntryDeleted):
             html = render_to_string("threads/_deleted.html", {"entry_id": p.entryId})
             out.append((entry.id, html))
+            continue
+        if isinstance(p, E.EntryEdited):
+            out.append((entry.id, edited_fragment(entry, names)))
+            continue
+        if isinstance(p, E.EntryReaction):
+            if entry.authorId and reactions.is_emoji(p.emoji):
+                context = {"p": p, "agent": entry.authorId, "name": names.of(entry.authorId)}
+                out.append((entry.id, render_to_string("threads/_reacted.html", context)))
             continue
         if not p.shown or (isinstance(p, E.Chat) and entry.id in gone):
             continue
@@ -195,16 +217,34 @@ def window_items(part, names: Names, thread_id: str) -> list[dict]:
     from threads.models import EntryLocation
 
     gone: set[str] = set()
-    if not part.offset:
-        # A window above the newest part: its chat may be tombstoned further down the log.
+    texts: dict[str, str] = {}
+    if part.offset:  # the newest window runs to the tail: everything folds from it
+        state = reactions.fold(part.entries)
+    else:
+        # A window above the newest part: its chat may be tombstoned, edited or reacted to
+        # further down the log; the chat index knows (one query).
+        state = {}
         chats = [e.id for e in part.entries if isinstance(e.payload, E.Chat)]
-        gone = set(
-            EntryLocation.objects.filter(thread_id=thread_id, entry_id__in=chats)
-            .exclude(deleted_by="")
-            .values_list("entry_id", flat=True)
+        rows = EntryLocation.objects.filter(thread_id=thread_id, entry_id__in=chats).filter(
+            ~Q(deleted_by="") | ~Q(edited_by="") | ~Q(reactions={})
         )
-    items = page_items(part.entries, partial=part.partial, lookahead=part.lookahead, gone=gone)
-    return [v for item in items if (v := item_context(item, names))]
+        fields = ("entry_id", "deleted_by", "edited_text", "reactions")
+        for entry_id, deleted_by, text, reacted in rows.values_list(*fields):
+            if deleted_by:
+                gone.add(entry_id)
+                continue
+            if text:
+                texts[entry_id] = text
+            if reacted:
+                state[entry_id] = reacted
+    items = page_items(
+        part.entries, partial=part.partial, lookahead=part.lookahead, gone=gone, texts=texts
+    )
+    views = [v for item in items if (v := item_context(item, names))]
+    for view in views:
+        if view["kind"] == "chat" and state.get(view["id"]):
+            view["reactions"] = reactions.views(state[view["id"]], names)
+    return views
 
 
 def first_unread(entries, unread: int) -> str:
@@ -254,6 +294,7 @@ def page_context(access, *, now_ms: int, around: str = "", was_read: int | None 
         "viewer_avatar": avatar(viewer_id, names.of(viewer_id)),
         "viewer_name": names.of(viewer_id),
         "is_owner": access.is_owner,
+        "palette": reactions.PALETTE,
         # The person's first unread message, for the "New messages" divider (static/arbe/unread.js).
         "first_unread": (
             first_unread(part.entries, thread.chat_seq - was_read)

@@ -118,6 +118,11 @@ class EntryLocation(models.Model):
     deleted_by = models.CharField(max_length=128, blank=True)
     # The history window (``WindowMark.seq``) the entry is in; 0 when not known.
     window = models.PositiveIntegerField(default=0)
+    # The latest edit of the chat by its author (``signal.entry.edited``): its id and text.
+    edited_by = models.CharField(max_length=128, blank=True)
+    edited_text = models.TextField(blank=True)
+    # Who reacts with what now (``signal.entry.reaction`` folded): {emoji: [agent id, …]}.
+    reactions = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [

@@ -30,6 +30,7 @@ from streams.client import (
     service_client,
 )
 from streams.wire import AppendResult
+from threads import reactions
 from threads.chat_index import locate_chat
 from threads.entries import Entry, encode_entry
 from threads.models import Thread
@@ -151,6 +152,7 @@ def after_append(
         return
     note_appended(thread_id, entries)  # before locate_chat: it skips chat already located
     locate_chat(thread_id, entries, next_offset, note_append(thread_id, entries, next_offset))
+    reactions.note(thread_id, entries)
     search.index.after_append(thread_id, entries)
     # A status write announces the row itself; otherwise recency does, so the house list
     # follows new entries too.

@@ -7,6 +7,11 @@ urlpatterns = [
     path("api/threads/<str:thread_id>", api.thread, name="api-thread"),
     path("api/threads/<str:thread_id>/entries", api.entries, name="api-entries"),
     path("api/threads/<str:thread_id>/entries/<str:entry_id>", api.entry, name="api-entry"),
+    path(
+        "api/threads/<str:thread_id>/entries/<str:entry_id>/reactions",
+        api.reactions,
+        name="api-reactions",
+    ),
     path("api/threads/<str:thread_id>/runs", api.runs, name="api-runs"),
     path("api/threads/<str:thread_id>/now", api.thread_now, name="api-now"),
     path("api/threads/<str:thread_id>/stream", stream_proxy.thread_stream, name="api-stream"),

@@ -120,6 +120,9 @@
     if (target && target.id && target.id.indexOf("spend-") === 0) addToTotal(fragment);
     if (!fragment || !target.matches("#entries, .transcript-items")) return;
     Array.from(fragment.children || []).forEach(function (child) {
+      if (child.matches(".edit-of")) { applyEdit(child); child.remove(); return; }
+      if (child.matches(".react-of")) { applyReaction(child); child.remove(); return; }
+      if (child.matches(".here-of")) { applyHere(child); child.remove(); return; }
       var existing = child.id && document.getElementById(child.id);
       if (existing && existing.classList.contains("pending")) {
         existing.remove();
@@ -129,6 +132,7 @@
         return;
       }
       if (target.id === "entries" && child.matches(".entry.chat")) {
+        if (typing[child.dataset.author]) { delete typing[child.dataset.author]; showHere(); }
         if (child.dataset.author === viewer) ownArrived = true;
         else unseenInFrame += 1; // narration never counts as new
       }
@@ -251,6 +255,8 @@
     var v = CSS.escape(viewer), sheet = new CSSStyleSheet();
     sheet.replaceSync(
       '.entry.chat[data-author="' + v + '"] .actions { display: block; }\n' +
+      '.entry.chat[data-author="' + v + '"] .actions .menu button.edit { display: block; }\n' +
+      '.reaction[data-who~="' + v + '"] { background: #e8effc; border-color: #9bb8ef; }\n' +
       '.mention[data-agent="' + v + '"] { background: #fdecc8; color: #7c4a03; }\n' +
       '.entry.chat:has(.mention[data-agent="' + v + '"]) { background: #fffaeb; box-shadow: inset 3px 0 #f0b429; }'
     );
@@ -491,11 +497,254 @@
         return;
       }
     }
+    if (editLast(evt)) return;
     // Enter sends, Shift+Enter is a new line; on touch screens Enter is a new line.
     if (evt.key === "Enter" && !evt.shiftKey && !coarse.matches) {
       evt.preventDefault();
       submitCompose(box.form);
     }
+  }
+
+  // -- edit: the author's own messages, in place ---------------------------------------
+  // An edit arrives as the chat's new body (templates/threads/_edited.html): it replaces the
+  // old one when this page shows that chat from that author; otherwise it is dropped.
+  function applyEdit(child) {
+    var body = document.getElementById("body-" + child.dataset.entry);
+    var entry = body && body.closest(".entry.chat"), fresh = child.firstElementChild;
+    if (!entry || !fresh || entry.dataset.author !== child.dataset.author) return;
+    body.replaceWith(fresh);
+  }
+
+  function entryUrl(entry) {
+    var del = $("button.delete", entry);
+    return del ? del.getAttribute("hx-delete") : "";
+  }
+
+  function startEdit(entry) {
+    if (!entry || entry.classList.contains("editing") || entry.dataset.author !== viewer) return;
+    var menu = $("details.actions", entry);
+    if (menu) menu.open = false;
+    $$("#entries .entry.editing").forEach(stopEdit);
+    var form = document.createElement("form");
+    form.className = "editor";
+    var box = document.createElement("textarea");
+    box.setAttribute("aria-label", "Edit your message");
+    box.rows = 2;
+    box.disabled = true;
+    var bar = document.createElement("div");
+    bar.className = "editor-bar";
+    bar.innerHTML = '<span class="hint">Enter to save · Esc to cancel</span>' +
+      '<button type="button" class="secondary cancel">Cancel</button> <button type="submit">Save</button>';
+    form.append(box, bar);
+    $(".body", entry).after(form);
+    entry.classList.add("editing");
+    fetch(entryUrl(entry), { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); })
+      .then(function (answer) {
+        if (!answer.ok) { stopEdit(entry); showError(answer.body.error || "The message can't be edited."); return; }
+        box.value = box.dataset.was = answer.body.text;
+        box.disabled = false;
+        grow(box);
+        box.focus();
+        box.setSelectionRange(box.value.length, box.value.length);
+      }, function () { stopEdit(entry); showError("The message could not be loaded to edit."); });
+    form.addEventListener("submit", function (evt) { evt.preventDefault(); saveEdit(entry, box); });
+    $(".cancel", bar).addEventListener("click", function () { stopEdit(entry); });
+    box.addEventListener("input", function () { grow(box); });
+    box.addEventListener("keydown", function (evt) {
+      if (evt.isComposing) return;
+      if (evt.key === "Escape") { evt.preventDefault(); evt.stopPropagation(); stopEdit(entry); }
+      else if (evt.key === "Enter" && !evt.shiftKey && !coarse.matches) { evt.preventDefault(); saveEdit(entry, box); }
+    });
+  }
+
+  function stopEdit(entry) {
+    var form = $("form.editor", entry);
+    if (form) form.remove();
+    entry.classList.remove("editing");
+    var box = $("#compose textarea");
+    if (box && !coarse.matches) box.focus({ preventScroll: true });
+  }
+
+  function saveEdit(entry, box) {
+    var text = box.value;
+    if (box.disabled) return;
+    if (!text.trim()) { showError("A message can't be empty: delete it instead."); return; }
+    if (text === box.dataset.was) { stopEdit(entry); return; }
+    box.disabled = true;
+    fetch(entryUrl(entry), {
+      method: "PATCH",
+      body: JSON.stringify({ text: text }),
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": csrfToken(), Accept: "application/json", "Content-Type": "application/json" },
+    }).then(function (response) {
+      if (response.ok) { showError(""); stopEdit(entry); return; } // the socket brings the new text
+      box.disabled = false;
+      response.json().catch(function () { return {}; }).then(function (body) {
+        showError(body.error || "The message could not be edited (" + response.status + ").");
+      });
+    }, function () {
+      box.disabled = false;
+      showError("The message could not be edited: the server could not be reached.");
+    });
+  }
+
+  // Up in an empty compose box edits your last message, as in Slack.
+  function editLast(evt) {
+    var box = evt.target;
+    if (evt.key !== "ArrowUp" || box.value || evt.shiftKey || evt.altKey || evt.metaKey || evt.ctrlKey) return false;
+    var mine = $$("#entries > .entry.chat:not(.pending)").filter(function (e) { return e.dataset.author === viewer; });
+    if (!mine.length) return false;
+    evt.preventDefault();
+    var last = mine[mine.length - 1];
+    last.scrollIntoView({ block: "nearest" });
+    startEdit(last);
+    return true;
+  }
+
+  // -- reactions: chips under a message, a palette to add one ----------------------------
+  // A reaction arrives as a delta (templates/threads/_reacted.html), folded here as the
+  // server folds the log (threads/reactions.py): per emoji, who reacts, in order.
+  function names(chip) { try { return JSON.parse(chip.dataset.names || "[]"); } catch (e) { return []; } }
+  function applyReaction(child) {
+    // A bot's reply that ends in a reaction (a "seen") leaves no line behind.
+    $$("#entries > .entry.reply").forEach(function (reply) {
+      if (reply.dataset.bot === child.dataset.agent && !$(".reply-line.failed", reply)) reply.remove();
+    });
+    var bar = document.getElementById("rx-" + child.dataset.entry);
+    if (!bar) return;
+    var emoji = child.dataset.emoji, agent = child.dataset.agent, on = child.dataset.on === "1";
+    var chip = $$(".reaction", bar).filter(function (c) { return c.dataset.emoji === emoji; })[0];
+    if (!chip) {
+      if (!on) return;
+      chip = document.createElement("button");
+      chip.type = "button";
+      chip.className = "reaction";
+      chip.dataset.emoji = emoji;
+      chip.dataset.who = "";
+      chip.append(emoji);
+      var n = document.createElement("span");
+      n.className = "n";
+      chip.append(n);
+      bar.insertBefore(chip, $(".react-add", bar));
+    }
+    var who = chip.dataset.who ? chip.dataset.who.split(" ") : [], shown = names(chip), i = who.indexOf(agent);
+    if (on && i < 0) { who.push(agent); shown.push(child.dataset.name); }
+    else if (!on && i >= 0) { who.splice(i, 1); shown.splice(i, 1); }
+    if (!who.length) { chip.remove(); return; }
+    chip.dataset.who = who.join(" ");
+    chip.dataset.names = JSON.stringify(shown);
+    $(".n", chip).textContent = String(who.length);
+    chip.title = shown.join(", ") + " reacted with " + emoji;
+  }
+
+  function sendReaction(entry, emoji, on) {
+    fetch(entryUrl(entry) + "/reactions", {
+      method: "POST",
+      body: JSON.stringify({ emoji: emoji, on: on }),
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": csrfToken(), Accept: "application/json", "Content-Type": "application/json" },
+    }).then(function (response) {
+      if (response.ok) { showError(""); return; } // the socket brings it to everyone
+      response.json().catch(function () { return {}; }).then(function (body) {
+        showError(body.error || "The reaction could not be saved (" + response.status + ").");
+      });
+    }, function () { showError("The reaction could not be saved: the server could not be reached."); });
+  }
+
+  function toggleReaction(chip) {
+    var who = chip.dataset.who ? chip.dataset.who.split(" ") : [];
+    sendReaction(chip.closest(".entry.chat"), chip.dataset.emoji, who.indexOf(viewer) < 0);
+  }
+
+  var paletteEl = null; // kept here: an open palette leaves with a message deleted under it
+  function openPalette(add) {
+    var palette = paletteEl, bar = add.closest(".reactions");
+    if (!palette || !bar) return;
+    if (!palette.hidden && palette.parentElement === bar) { closePalette(); return; }
+    bar.appendChild(palette);
+    palette.hidden = false;
+    palette.scrollIntoView({ block: "nearest" });
+    $("button.pick", palette).focus({ preventScroll: true });
+  }
+  function closePalette() {
+    var palette = paletteEl;
+    if (!palette || palette.hidden) return false;
+    palette.hidden = true;
+    $("input", palette).value = "";
+    document.body.appendChild(palette);
+    return true;
+  }
+  function pick(palette, emoji) {
+    var entry = palette.closest(".entry.chat"), add = entry && $(".react-add", entry);
+    closePalette();
+    if (!entry || !emoji) return;
+    var chip = $$(".reaction", entry).filter(function (c) { return c.dataset.emoji === emoji; })[0];
+    var mine = chip && chip.dataset.who.split(" ").indexOf(viewer) >= 0;
+    if (!mine) sendReaction(entry, emoji, true);
+    if (add) add.focus({ preventScroll: true });
+  }
+  function setUpPalette() {
+    var palette = paletteEl = $("#react-palette");
+    if (!palette) return;
+    palette.addEventListener("click", function (evt) {
+      var button = evt.target.closest("button.pick");
+      if (button) pick(palette, button.dataset.emoji);
+    });
+    $("form", palette).addEventListener("submit", function (evt) {
+      evt.preventDefault();
+      pick(palette, $("input", palette).value.trim());
+    });
+    palette.addEventListener("keydown", function (evt) {
+      if (evt.key === "Escape") { evt.preventDefault(); evt.stopPropagation(); closePalette(); }
+    });
+    document.addEventListener("click", function (evt) {
+      if (!palette.hidden && !palette.contains(evt.target) && !evt.target.closest(".react-add")) closePalette();
+    });
+  }
+
+  // -- presence and typing (threads/presence.py): over the socket, never in the log -------
+  var HERE_BEAT_MS = 15000, HERE_FORGET_MS = 40000, TYPING_EVERY_MS = 3000, TYPING_FORGET_MS = 6000;
+  var here = {}, typing = {}, typedAt = 0;
+  function applyHere(child) {
+    var d = child.dataset, now = Date.now();
+    if (d.state === "left") { delete here[d.agent]; delete typing[d.agent]; }
+    else {
+      here[d.agent] = { name: d.name, initials: d.initials, hue: d.hue, at: now };
+      if (d.state === "typing" && d.agent !== viewer) typing[d.agent] = now;
+    }
+    showHere();
+  }
+  function showHere() {
+    var now = Date.now(), box = $("#here"), line = $("#typing");
+    Object.keys(here).forEach(function (a) { if (now - here[a].at > HERE_FORGET_MS) delete here[a]; });
+    Object.keys(typing).forEach(function (a) { if (now - typing[a] > TYPING_FORGET_MS || !here[a]) delete typing[a]; });
+    if (box) {
+      var people = Object.keys(here).sort(function (a, b) { return here[a].name.localeCompare(here[b].name); });
+      box.replaceChildren.apply(box, people.map(function (a) {
+        var span = document.createElement("span");
+        span.className = "avatar hue-" + here[a].hue;
+        span.dataset.agent = a;
+        span.title = here[a].name + (a === viewer ? " (you)" : "") + " is here";
+        span.textContent = here[a].initials;
+        return span;
+      }));
+    }
+    if (line) {
+      var names = Object.keys(typing).map(function (a) { return here[a].name; }).sort();
+      line.textContent = names.length === 0 ? "" : names.length === 1 ? names[0] + " is typing…" :
+        names.length === 2 ? names[0] + " and " + names[1] + " are typing…" : names.length + " people are typing…";
+    }
+  }
+  function tell(message) {
+    var socket = window.arbeSocket;
+    if (socket && socket.readyState === 1) socket.send(JSON.stringify(message));
+  }
+  function typed(box) {
+    var now = Date.now();
+    if (!box.value.trim() || now - typedAt < TYPING_EVERY_MS) return;
+    typedAt = now;
+    tell({ typing: true });
   }
 
   // -- delete: a per-message menu and a confirmation dialog -----------------------------
@@ -537,6 +786,7 @@
     if (!scroller) return;
     viewer = document.body.dataset.viewer || "";
     viewerRules();
+    setUpPalette();
     var form = $("#compose"), box = $("#compose textarea");
     list = $("#mention-list");
     var data = document.getElementById("mentionable");
@@ -565,10 +815,18 @@
     form.addEventListener("submit", function (evt) { evt.preventDefault(); submitCompose(form); });
     if (!coarse.matches && !linked) box.focus({ preventScroll: true }); // ready to type, as in chat apps
     box.addEventListener("keydown", onComposeKey);
-    box.addEventListener("input", function () { grow(box); showList(box); });
+    box.addEventListener("input", function () { grow(box); showList(box); typed(box); });
+    setInterval(function () { tell({ here: true }); }, HERE_BEAT_MS);
+    setInterval(showHere, 2000);
     box.addEventListener("click", function () { showList(box); });
     box.addEventListener("blur", function () { setTimeout(closeList, 100); });
     scroller.addEventListener("click", function (evt) {
+      var edit = evt.target.closest("button.edit");
+      if (edit) { startEdit(edit.closest(".entry.chat")); return; }
+      var chip = evt.target.closest("button.reaction");
+      if (chip) { toggleReaction(chip); return; }
+      var add = evt.target.closest("button.react-add");
+      if (add) { openPalette(add); return; }
       var button = evt.target.closest("button.retry, button.discard");
       if (!button) return;
       var entry = button.closest(".entry");

@@ -9,8 +9,15 @@
 (function () {
   "use strict";
   var MIN = 60e3, HOUR = 60 * MIN, DAY = 24 * HOUR;
-  var exact = new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "short" });
-  var clock = new Intl.DateTimeFormat(undefined, { timeStyle: "short" });
+  // A zone chosen on the account page is pinned (the "tz_pinned" cookie): times follow it.
+  var pinned = /(?:^|; )tz_pinned=1/.test(document.cookie) && (document.cookie.match(/(?:^|; )tz=([^;]+)/) || [])[1];
+  var zone = pinned ? { timeZone: decodeURIComponent(pinned) } : {};
+  function format(options) {
+    try { return new Intl.DateTimeFormat(undefined, Object.assign({}, options, zone)); }
+    catch (e) { return new Intl.DateTimeFormat(undefined, options); }
+  }
+  var exact = format({ dateStyle: "full", timeStyle: "short" });
+  var clock = format({ timeStyle: "short" });
 
   function day(date, now) {
     var opts = { day: "numeric", month: "short" };
@@ -62,6 +69,7 @@
   }
 
   function rememberZone() {
+    if (pinned) return; // chosen on the account page
     var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     if (zone && document.cookie.indexOf("tz=" + zone) === -1) {
       document.cookie = "tz=" + zone + "; path=/; max-age=31536000; SameSite=Lax";

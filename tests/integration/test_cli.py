@@ -100,6 +100,19 @@ def test_a_deleted_message_is_gone_from_read_and_its_tombstone_in_json(world):
     assert Terminal(world.member)("delete", world.thread.id, "oops-1").code == 1
 
 
+def test_edit_shows_the_latest_text_in_read_and_every_version_in_json(world):
+    author = Terminal(world.author)
+    author("post", world.thread.id, "--id", "typo-1", "teh plan")
+    ran = author("edit", world.thread.id, "typo-1", "the plan")
+    assert (ran.code, ran.out.strip()) == (0, "edited typo-1")
+    out = Terminal(world.member)("read", world.thread.id).out
+    assert "the plan (edited)  [typo-1]" in out and "teh plan" not in out
+    raw = author("read", world.thread.id, "--json").out.replace(" ", "")
+    assert '"text":"tehplan"' in raw and '"type":"signal.entry.edited"' in raw
+    refused = Terminal(world.member)("edit", world.thread.id, "typo-1", "mine now")
+    assert refused.code == 1 and "Only its author can edit a message." in refused.err
+
+
 def test_now_prints_the_thread_state(world):
     arbe = Terminal(world.member)
     ran = arbe("now", world.thread.id)

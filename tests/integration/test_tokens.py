@@ -28,8 +28,8 @@ def test_a_new_token_is_shown_once_and_works_for_the_api(world):
     raw = make_token(client)
     token = ApiToken.objects.get(user=world.member)
     assert token.digest == token_digest(raw) and raw not in token.digest
-    assert raw not in client.get("/tokens/").content.decode()  # never again
-    assert "laptop CLI" in client.get("/tokens/").content.decode()
+    assert raw not in client.get("/account/tokens/").content.decode()  # never again
+    assert "laptop CLI" in client.get("/account/tokens/").content.decode()
     response = bearer(raw).get("/api/houses")
     assert response.status_code == 200
     assert [h["slug"] for h in response.json()["houses"]] == ["h"]
@@ -43,14 +43,14 @@ def test_a_revoked_token_stops_working_and_stays_listed(world):
     assert bearer(raw).get("/api/houses").status_code == 401
     token.refresh_from_db()
     assert token.revoked_at is not None
-    assert 'class="revoked"' in client.get("/tokens/").content.decode()
+    assert 'class="revoked"' in client.get("/account/tokens/").content.decode()
 
 
 def test_people_see_and_revoke_only_their_own_tokens(world):
     raw = make_token(world.client_for(world.member), name="mia's")
     theirs = ApiToken.objects.get(user=world.member)
     other = world.client_for(world.stranger)
-    assert "mia&#x27;s" not in other.get("/tokens/").content.decode()
+    assert "mia&#x27;s" not in other.get("/account/tokens/").content.decode()
     assert other.post(f"/tokens/{theirs.pk}/revoke").status_code == 404
     assert bearer(raw).get("/api/houses").status_code == 200
 
@@ -64,7 +64,7 @@ def test_a_bad_name_makes_no_token(world, name):
 
 
 def test_token_pages_need_a_login(client):
-    assert client.get("/tokens/").status_code == 302
+    assert client.get("/account/tokens/").status_code == 302
     assert client.post("/tokens/new", {"name": "x"}).status_code == 302
     assert not ApiToken.objects.exists()
 

@@ -52,3 +52,63 @@ def test_projection_is_the_chat_minus_tombstones_wherever_they_fall(ids, deleted
     shuffled = sorted(log, key=lambda e: hash((e.id, e.ts)))
     kept = {e.id for e in chat_projection(shuffled)}
     assert kept == set(ids) - deleted
+
+
+# -- edits ------------------------------------------------------------------------------
+
+from threads.entries import EditedChat, EntryEdited, encode_entry  # noqa: E402
+from threads.projection import latest_texts  # noqa: E402
+
+
+def edited(target, text, id, author="ag_p"):
+    return Entry(id=id, ts=3, payload=EntryEdited(entryId=target, text=text), authorId=author)
+
+
+def test_an_edit_shows_the_latest_text_and_the_log_keeps_every_version():
+    log = [chat("a", "one"), edited("a", "two", "e1"), edited("a", "three", "e2")]
+    (shown,) = chat_projection(log)
+    assert shown.payload.text == "three" and isinstance(shown.payload, EditedChat)
+    assert [e.id for e in visible_entries(log)] == ["a"]
+    assert [getattr(e.payload, "text", None) for e in log] == ["one", "two", "three"]
+    # A projection's chat encodes as plain chat: nothing new reaches a writer or a reader.
+    assert b'"edited"' not in encode_entry(shown)
+
+
+def test_an_edit_by_someone_else_or_before_its_chat_changes_nothing():
+    log = [edited("a", "early", "e0"), chat("a", "one"), edited("a", "theirs", "e1", "ag_x")]
+    assert [e.payload.text for e in chat_projection(log)] == ["one"]
+
+
+def test_an_edit_never_brings_back_a_deleted_message():
+    log = [chat("a"), tomb("a"), edited("a", "back?", "e1")]
+    assert chat_projection(log) == []
+    assert [e.id for e in visible_entries(log)] == ["del-a"]
+
+
+events = st.lists(
+    st.tuples(st.sampled_from(["edit", "tomb"]), st.sampled_from("abc"), st.integers(0, 9)),
+    max_size=14,
+)
+
+
+@given(events, st.randoms(use_true_random=False))
+def test_the_fold_over_any_ordering_of_edits_and_tombstones(evs, rnd):
+    """Whatever order edits and tombstones land in after their chat: a tombstoned chat is
+    gone, a live one says the text of its author's last edit in log order, else its own."""
+    tail = [
+        edited(t, f"{t}{n}", f"e{i}") if kind == "edit" else tomb(t, f"t{i}")
+        for i, (kind, t, n) in enumerate(evs)
+    ]
+    rnd.shuffle(tail)
+    log = [chat(i, f"{i}-orig") for i in "abc"] + tail
+    gone = {e.payload.entryId for e in tail if isinstance(e.payload, EntryDeleted)}
+    expect = {i: f"{i}-orig" for i in "abc" if i not in gone}
+    for e in tail:
+        if isinstance(e.payload, EntryEdited) and e.payload.entryId in expect:
+            expect[e.payload.entryId] = e.payload.text
+    assert {e.id: e.payload.text for e in chat_projection(log)} == expect
+    shown = visible_entries(log)
+    assert {e.id: e.payload.text for e in shown if isinstance(e.payload, Chat)} == expect
+    assert set(latest_texts(log)) == {
+        e.payload.entryId for e in tail if e.type != "signal.entry.deleted"
+    }

@@ -47,7 +47,11 @@ def test_the_thread_page_carries_the_policy_and_no_inline_code(world):
     assert '"allowEval":false' in html and '"includeIndicatorStyles":false' in html
 
 
-@pytest.mark.parametrize("path", ["/", "/houses/h/", "/houses/h/members/", "/tokens/"])
+@pytest.mark.parametrize(
+    "path",
+    ["/", "/houses/h/", "/houses/h/members/"]
+    + ["/account/tokens/", "/account/", "/account/password/"],
+)
 def test_other_pages_carry_it_too(world, path):
     response = world.client_for(world.owner).get(path)
     assert response.status_code == 200

@@ -22,13 +22,13 @@ def test_pages_render_relative_times_with_the_exact_one_on_hover(world):
     owner.post(f"/api/threads/{world.thread.id}/entries", {"text": "standup notes"})
     make_invite(world.house, by=world.owner, days=7)
     issue_token(world.owner, "laptop")
-    owner.get("/tokens/")  # "used" is set by token reads only; "made" is enough here
+    owner.get("/account/tokens/")  # "used" is set by token reads only; "made" is enough here
     pages = {
         "thread": f"/threads/{world.thread.id}/",
         "house": "/houses/h/",
         "search": "/search/?q=standup",
         "members": "/houses/h/members/",
-        "tokens": "/tokens/",
+        "tokens": "/account/tokens/",
     }
     for name, path in pages.items():
         found = times(owner.get(path).content.decode())

@@ -1,0 +1,95 @@
+// Keyboard on every page: "/" focuses search; Ctrl/Cmd+K jumps to a thread by name across
+// your houses (threads/jump.py answers, filtered by membership); Esc closes what is open.
+(function () {
+  "use strict";
+  function typingIn(el) {
+    return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  }
+  var dialog = null, input = null, list = null, items = [], active = 0, timer = null, asked = 0;
+
+  function render(threads) {
+    items = threads;
+    active = 0;
+    list.replaceChildren.apply(list, threads.map(function (t, i) {
+      var li = document.createElement("li"), a = document.createElement("a");
+      a.href = t.url;
+      a.id = "jump-option-" + i;
+      a.setAttribute("role", "option");
+      var title = document.createElement("span");
+      title.className = "title";
+      title.textContent = t.title;
+      var house = document.createElement("span");
+      house.className = "house";
+      house.textContent = t.house;
+      a.append(title, house);
+      li.append(a);
+      return li;
+    }));
+    if (!threads.length) {
+      var empty = document.createElement("li");
+      empty.className = "empty";
+      empty.textContent = input.value.trim() ? "No thread matches." : "No threads yet.";
+      list.append(empty);
+    }
+    select(0);
+  }
+  function select(i) {
+    if (!items.length) return;
+    active = (i + items.length) % items.length;
+    Array.prototype.forEach.call(list.querySelectorAll("a"), function (a, j) {
+      a.setAttribute("aria-selected", j === active ? "true" : "false");
+    });
+    input.setAttribute("aria-activedescendant", "jump-option-" + active);
+  }
+  function ask() {
+    var mine = ++asked;
+    fetch(dialog.dataset.url + "?q=" + encodeURIComponent(input.value), {
+      credentials: "same-origin", headers: { Accept: "application/json" },
+    }).then(function (r) { return r.json(); }).then(function (body) {
+      if (mine === asked) render(body.threads || []);
+    }, function () {});
+  }
+  function open() {
+    if (!dialog) return;
+    input.value = "";
+    dialog.showModal();
+    input.focus();
+    ask();
+  }
+
+  document.addEventListener("keydown", function (evt) {
+    if ((evt.ctrlKey || evt.metaKey) && !evt.altKey && (evt.key === "k" || evt.key === "K")) {
+      if (!dialog) return;
+      evt.preventDefault();
+      if (dialog.open) dialog.close(); else open();
+      return;
+    }
+    if (evt.key === "/" && !evt.ctrlKey && !evt.metaKey && !evt.altKey && !typingIn(evt.target)) {
+      var search = document.querySelector(".topbar input[type=search]");
+      if (search) { evt.preventDefault(); search.focus(); search.select(); }
+    }
+  });
+
+  function setUp() {
+    dialog = document.getElementById("jump-palette");
+    if (!dialog) return;
+    input = dialog.querySelector("input");
+    list = dialog.querySelector("ul");
+    input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(ask, 120); });
+    input.addEventListener("keydown", function (evt) {
+      if (evt.key === "ArrowDown" || evt.key === "ArrowUp") {
+        evt.preventDefault();
+        select(active + (evt.key === "ArrowDown" ? 1 : -1));
+      } else if (evt.key === "Escape") {
+        evt.preventDefault();
+        dialog.close();
+      } else if (evt.key === "Enter" && items[active]) {
+        evt.preventDefault();
+        location.href = items[active].url;
+      }
+    });
+    dialog.addEventListener("click", function (evt) { if (evt.target === dialog) dialog.close(); });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUp);
+  else setUp();
+})();
