@@ -18,4 +18,5 @@ urlpatterns = [
     # Browsers ask for /favicon.ico whatever the page links.
     path("favicon.ico", RedirectView.as_view(url="/static/arbe/favicon.svg", permanent=True)),
     path("", include("search.urls")),
+    path("", include("attachments.urls")),
 ]

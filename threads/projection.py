@@ -8,7 +8,9 @@ undoes what a reply already did with the message.
 
 from collections.abc import Iterable
 
-from threads.entries import Chat, Entry, EntryDeleted, first_of_each_id
+import msgspec
+
+from threads.entries import Chat, Entry, EntryDeleted, FilesPurged, first_of_each_id
 
 
 def tombstoned_ids(entries: Iterable[Entry]) -> set[str]:
@@ -26,9 +28,22 @@ def visible_entries(entries: Iterable[Entry]) -> list[Entry]:
     """Everything a thread page renders: tombstoned chat and legacy typing text removed."""
     entries = first_of_each_id(list(entries))
     gone = tombstoned_ids(entries)
-    return [
+    shown = [
         e for e in entries if e.payload.shown and not (isinstance(e.payload, Chat) and e.id in gone)
     ]
+    purged = {e.payload.entryId for e in entries if isinstance(e.payload, FilesPurged)}
+    return [without_files(e) if e.id in purged else e for e in shown] if purged else shown
+
+
+def without_files(entry: Entry) -> Entry:
+    """A chat whose files an owner purged, as pages show it: the files' place says so."""
+    p = entry.payload
+    if not isinstance(p, Chat) or not p.attachments:
+        return entry
+    text = p.text or "*Files removed.*"
+    return msgspec.structs.replace(
+        entry, payload=msgspec.structs.replace(p, text=text, attachments=[])
+    )
 
 
 def dispatch_history(entries: Iterable[Entry]) -> list[Entry]:

@@ -85,7 +85,17 @@ def test_the_recency_writer_offers_no_raw_client():
         assert public.isdisjoint(writes), public & writes
 
 
-APPS = ("arbe_site", "streams", "houses", "threads", "dispatch", "boards", "cli", "search")
+APPS = (
+    "arbe_site",
+    "streams",
+    "houses",
+    "threads",
+    "dispatch",
+    "boards",
+    "cli",
+    "search",
+    "attachments",
+)
 
 
 def import_graph() -> dict[str, set[str]]:
