@@ -17,7 +17,13 @@ def attachment_items(refs: list[AttachmentRef]) -> list[dict]:
 
 
 def _item(ref: AttachmentRef) -> dict:
-    item = {"id": ref.id, "name": ref.name, "size": human_size(ref.size), "type": ref.contentType}
+    item = {
+        "id": ref.id,
+        "name": ref.name,
+        "size": human_size(ref.size),
+        "type": ref.contentType,
+        "ext": badge(ref),
+    }
     if ref.image is not None and ref.contentType in SAFE_IMAGES:
         scale = min(1.0, PREVIEW_W / ref.image.w, PREVIEW_H / ref.image.h)
         item["image"] = {
@@ -26,3 +32,12 @@ def _item(ref: AttachmentRef) -> dict:
             "full": f"{ref.image.w}×{ref.image.h}",
         }
     return item
+
+
+def badge(ref: AttachmentRef) -> str:
+    """A short label for a file's kind: its name's extension, else its content type's."""
+    stem, dot, ext = ref.name.rpartition(".")
+    if dot and stem and 1 <= len(ext) <= 4 and ext.isalnum():
+        return ext.upper()
+    sub = ref.contentType.split("/")[-1].split("+")[0]
+    return (sub if sub != "octet-stream" else "file")[:4].upper()
