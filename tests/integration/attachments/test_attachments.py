@@ -212,3 +212,23 @@ def test_a_bot_cannot_attach_through_the_sandbox(world, files_on_disk):
     )
     assert response.status_code == 403, response.content
     assert "attachments" in response.json()["error"]
+
+
+def test_uploads_no_message_took_are_cleaned_later(world, storage_kind):
+    from datetime import timedelta
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    author = world.client_for(world.author)
+    kept = upload(author, world.thread, files.png(), "kept.png").json()["attachment"]
+    post_with(author, world.thread, [kept["id"]])
+    left = upload(author, world.thread, files.png(), "left.png").json()["attachment"]
+    fresh = upload(author, world.thread, files.PDF, "fresh.pdf").json()["attachment"]
+    old = timezone.now() - timedelta(days=2)
+    Attachment.objects.exclude(id=fresh["id"]).update(created_at=old)
+    left_row = Attachment.objects.get(id=left["id"])
+    call_command("clean_attachments")
+    assert set(Attachment.objects.values_list("id", flat=True)) == {kept["id"], fresh["id"]}
+    assert not _stored(left_row.key) and not _stored(left_row.thumb_key)
+    assert author.get(file_url(world.thread, kept["id"])).status_code == 200
