@@ -2,6 +2,7 @@
 
 import pytest
 
+from attachments.asgi import cap_uploads
 from attachments.models import Attachment
 from tests.integration.attachments import files
 from tests.integration.attachments.test_attachments import body_of, file_url, upload
@@ -80,3 +81,47 @@ def test_a_non_member_cannot_upload(world, files_on_disk):
     response = upload(world.client_for(world.stranger), world.thread, files.PDF, "a.pdf")
     assert response.status_code == 404
     assert upload(world.client_for(None), world.thread, files.PDF, "a.pdf").status_code == 401
+
+
+async def _asgi_post(path: str, chunks: list[bytes], length: int | None):
+    sent = []
+    queue = [
+        {"type": "http.request", "body": c, "more_body": i < len(chunks) - 1}
+        for i, c in enumerate(chunks)
+    ]
+
+    async def receive():
+        return queue.pop(0) if queue else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    headers = [(b"content-type", b"multipart/form-data; boundary=x")]
+    if length is not None:
+        headers.append((b"content-length", str(length).encode()))
+    scope = {"type": "http", "method": "POST", "path": path, "headers": headers}
+    await cap_uploads(_never_reads_past_the_cap)(scope, receive, send)
+    return sent
+
+
+async def _never_reads_past_the_cap(scope, receive, send):
+    """Stands in for Django's handler: reads to the end or to a disconnect, then answers."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        if not message.get("more_body"):
+            break
+    await send({"type": "http.response.start", "status": 201, "headers": []})
+    await send({"type": "http.response.body", "body": b"{}"})
+
+
+@pytest.mark.parametrize("declared", [True, False])
+async def test_an_upload_body_over_the_cap_is_cut_off_before_django_spools_it(settings, declared):
+    settings.ARBE_ATTACHMENTS_MAX_BYTES = 1024
+    chunks = [b"x" * 40_000] * 3  # over 1 KB + 64 KB of framing
+    total = sum(map(len, chunks))
+    sent = await _asgi_post("/api/threads/t1/attachments", chunks, total if declared else None)
+    assert sent[0]["status"] == 413
+    small = await _asgi_post("/api/threads/t1/attachments", [b"x" * 100], 100)
+    assert small[0]["status"] == 201
