@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-# Images shown inline. Anything else, SVG included (it can carry script), is a download.
-SAFE_IMAGES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+from threads.attached import SAFE_IMAGES
+
 THUMB_BOX = (640, 480)
 HEAD = 1024
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 import msgspec
 
 from threads import entries as E
+from threads.attached import with_files
 from threads.entries import EntryError, convert_entry, to_builtins
 from threads.narration import Names, narration
 from threads.states import label
@@ -36,7 +37,7 @@ def entry_line(entry: E.Entry, names: Names) -> str | None:
     (tool calls and results live under a reply on the page; ``--json`` prints them)."""
     p, when = entry.payload, clock(entry.ts)
     if isinstance(p, E.Chat):
-        text = p.text.replace("\n", "\n      ")  # continuation lines under the text
+        text = with_files(p.text, p.attachments).replace("\n", "\n      ")  # lines under it
         return f"{when} {names.of(entry.authorId).display}: {text}  [{entry.id}]"
     if isinstance(p, E.DispatchStarted):
         return f"{when} · @{names.of(p.agentId).handle} is replying"

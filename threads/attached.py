@@ -5,8 +5,10 @@ standing, bytes kept) is decided when fetched (``attachments.views``).
 """
 
 from attachments.limits import human_size
-from attachments.sniff import SAFE_IMAGES
 from threads.entries import AttachmentRef
+
+# Images shown inline. Anything else, SVG included (it can carry script), is a download.
+SAFE_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 # The largest an inline preview is drawn, in CSS pixels (the thumbnail is at most 640×480).
 PREVIEW_W, PREVIEW_H = 360, 270
@@ -41,3 +43,19 @@ def badge(ref: AttachmentRef) -> str:
         return ext.upper()
     sub = ref.contentType.split("/")[-1].split("+")[0]
     return (sub if sub != "octet-stream" else "file")[:4].upper()
+
+
+def files_line(refs: list[AttachmentRef]) -> str:
+    """The files of a message in words, for a bot's prompt and the terminal."""
+    if not refs:
+        return ""
+    parts = []
+    for ref in refs:
+        dims = f", {ref.image.w}×{ref.image.h}" if ref.image else ""
+        parts.append(f"{ref.name} ({ref.contentType}{dims}, {human_size(ref.size)})")
+    return "[attached: " + "; ".join(parts) + "]"
+
+
+def with_files(text: str, refs: list[AttachmentRef]) -> str:
+    line = files_line(refs)
+    return f"{text}\n{line}" if text and line else text or line
