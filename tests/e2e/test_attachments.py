@@ -144,3 +144,29 @@ class AttachmentTests(LiveThreadCase):
         expect(page.locator("#attach-list .attach-chip")).to_have_count(0)
         # The failed upload's 413 is the only console line.
         assert all("413" in e for e in errors), errors
+
+    def test_an_owner_purges_a_messages_files_and_every_page_says_so(self):
+        errors: list[str] = []
+        member, _ = self.page_for(self.member)
+        owner, _ = self.page_for(self.owner)
+        watch_console(owner, errors)
+        member.locator("#attach-input").set_input_files(
+            {"name": "secret.pdf", "mimeType": "application/pdf", "buffer": PDF}
+        )
+        expect(member.locator("#attach-list .attach-chip:not(.busy)")).to_have_count(
+            1, timeout=WAIT
+        )
+        member.locator("#compose textarea").press("Enter")  # files alone are a message
+        entry = owner.locator(".entry.chat", has_text="secret.pdf")
+        expect(entry).to_have_count(1, timeout=WAIT)
+        entry.hover()
+        entry.locator(".actions summary").click()
+        entry.locator(".actions .purge").click()  # the browser's confirm, accepted
+        for page in (owner, member):
+            expect(page.locator("#entries")).to_contain_text("Files removed.", timeout=WAIT)
+            expect(page.locator("#entries")).to_contain_text("removed 1 file of a message")
+            expect(page.locator(".files .download")).to_have_count(0)
+        owner.reload()
+        expect(owner.locator("#entries")).to_contain_text("Files removed.", timeout=WAIT)
+        expect(owner.locator(".files .download")).to_have_count(0)
+        assert errors == []
