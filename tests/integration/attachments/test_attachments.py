@@ -39,12 +39,18 @@ def body_of(response) -> bytes:
     return b"".join(response.streaming_content)
 
 
-def test_upload_post_serve_to_members_and_hide_on_delete(world, storage_kind):
+def test_upload_post_serve_to_members_and_hide_on_delete(world, storage_kind, request):
     author = world.client_for(world.author)
     image = files.png(300, 200)
     up = upload(author, world.thread, image, "screen shot.png")
     assert up.status_code == 201, up.content
     a = up.json()["attachment"]
+    if storage_kind == "s3":  # the bytes really are in the bucket, under the house's prefix
+        from tests.integration.attachments.conftest import BUCKET
+
+        listed = request.getfixturevalue("files_on_s3").list_objects_v2(Bucket=BUCKET)
+        keys = [o["Key"] for o in listed["Contents"]]
+        assert f"attachments/{world.house.id}/{a['id']}/file" in keys
     assert (a["contentType"], a["image"], a["size"]) == (
         "image/png",
         {"w": 300, "h": 200},
