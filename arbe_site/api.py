@@ -17,6 +17,8 @@ from django.http import Http404, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
+from attachments.service import Conflict as AttachmentTaken
+from attachments.sniff import Refused
 from houses.auth import BadCredentials, aprincipal_from_request, principal_from_request
 from streams.errors import StreamError, StreamNotFound
 from threads.entries import EntryError
@@ -68,6 +70,7 @@ ERRORS = [
     (BadEntryId, 400),
     (Conflict, 409),
     (IdTaken, 409),
+    (AttachmentTaken, 409),
     (TooLarge, 413),
     (ThreadLogMissing, 503),
 ]
@@ -82,6 +85,8 @@ UNREACHABLE = (
 def _answer(exc: Exception) -> HttpResponse:
     if isinstance(exc, RequestDataTooBig):
         exc = TooLarge("The request body is too large.")
+    if isinstance(exc, Refused):  # an attachment limit: the status says which kind
+        return error(exc.status, str(exc))
     for kind, text in UPSTREAM.items():
         if isinstance(exc, kind):
             return error(503, text)

@@ -20,6 +20,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 from django.urls import path  # noqa: E402
 
 from arbe_site.runtime import settle_runtime  # noqa: E402
+from attachments.asgi import cap_uploads  # noqa: E402
 from boards.routing import websocket_urlpatterns as board_websocket_urlpatterns  # noqa: E402
 from dispatch.backstage import start_with_web  # noqa: E402
 from houses.consumers import HouseConsumer  # noqa: E402
@@ -34,7 +35,7 @@ websocket_urlpatterns = [
     path("ws/home/", HomeConsumer.as_asgi()),
 ]
 streams_app = create_streams_app()
-django_with_static = ASGIStaticFilesHandler(django_app)
+django_with_static = cap_uploads(ASGIStaticFilesHandler(django_app))
 
 
 async def http_app(scope, receive, send):

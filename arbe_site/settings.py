@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "dispatch",
     "boards",
     "search",
+    "attachments",
     "cli",
     "notify",
 ]
@@ -180,6 +181,51 @@ DEMO_MODEL_SECRET = env_str("DEMO_MODEL_SECRET") or stored_secret(VAR_DIR / "dem
 # lower-cases and keeps every word (code, handles, stop words); "english" stems. Changing
 # it needs `manage.py reindex_search`. SQLite's FTS5 index always works like "simple".
 SEARCH_LANGUAGE = env_str("SEARCH_LANGUAGE", "simple")
+
+# Attachments (docs/attachments.md): limits checked on the bytes, and where files are kept:
+# var/attachments (0700/0600) unless an S3-compatible bucket is named.
+ARBE_ATTACHMENTS_MAX_BYTES = env_int("ARBE_ATTACHMENTS_MAX_BYTES", 25 * 1024 * 1024)
+ARBE_ATTACHMENTS_MAX_PER_MESSAGE = env_int("ARBE_ATTACHMENTS_MAX_PER_MESSAGE", 10)
+ARBE_ATTACHMENTS_MAX_PIXELS = env_int("ARBE_ATTACHMENTS_MAX_PIXELS", 40_000_000)
+ARBE_ATTACHMENTS_TYPES = env_list(
+    "ARBE_ATTACHMENTS_TYPES",
+    [
+        *("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"),
+        *("application/pdf", "application/zip", "application/gzip"),
+        *("text/plain", "text/html", "application/octet-stream"),
+    ],
+)
+ARBE_ATTACHMENTS_S3_BUCKET = env_str("ARBE_ATTACHMENTS_S3_BUCKET")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "attachments": (
+        {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": ARBE_ATTACHMENTS_S3_BUCKET,
+                "endpoint_url": env_str("ARBE_ATTACHMENTS_S3_ENDPOINT_URL") or None,
+                "access_key": env_str("ARBE_ATTACHMENTS_S3_ACCESS_KEY_ID") or None,
+                "secret_key": env_str("ARBE_ATTACHMENTS_S3_SECRET_ACCESS_KEY") or None,
+                "region_name": env_str("ARBE_ATTACHMENTS_S3_REGION") or None,
+                "location": env_str("ARBE_ATTACHMENTS_S3_PREFIX", "attachments"),
+                "default_acl": None,  # private: the app serves every file itself
+                "querystring_auth": True,
+                "file_overwrite": False,
+            },
+        }
+        if ARBE_ATTACHMENTS_S3_BUCKET
+        else {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {
+                "location": str(private_dir(VAR_DIR / "attachments")),
+                "file_permissions_mode": 0o600,
+                "directory_permissions_mode": 0o700,
+                "base_url": "/attachments/",  # never used: files are served by the app
+            },
+        }
+    ),
+}
 
 # Durable Streams: the embedded server at /v1/stream/ unless DURABLE_STREAMS_URL is set.
 DURABLE_STREAMS_URL = env_str("DURABLE_STREAMS_URL").rstrip("/")

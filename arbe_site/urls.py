@@ -19,4 +19,5 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url="/static/arbe/favicon.svg", permanent=True)),
     path("", include("search.urls")),
     path("", include("notify.urls")),
+    path("", include("attachments.urls")),
 ]

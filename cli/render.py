@@ -11,6 +11,7 @@ from collections.abc import Iterable
 import msgspec
 
 from threads import entries as E
+from threads.attached import with_files
 from threads.entries import EntryError, convert_entry, to_builtins
 from threads.narration import Names, narration
 from threads.projection import visible_entries
@@ -38,7 +39,7 @@ def entry_line(entry: E.Entry, names: Names, deleted: bool = False) -> str | Non
     ``deleted`` labels a tombstoned message in a raw read."""
     p, when = entry.payload, clock(entry.ts)
     if isinstance(p, E.Chat):
-        text = p.text.replace("\n", "\n      ")  # continuation lines under the text
+        text = with_files(p.text, p.attachments).replace("\n", "\n      ")  # lines under it
         label = " (deleted)" if deleted else ""
         edited = " (edited)" if isinstance(p, E.EditedChat) else ""
         return f"{when} {names.of(entry.authorId).display}: {text}{edited}  [{entry.id}]{label}"

@@ -21,6 +21,7 @@ from django.conf import settings
 from dispatch.decide import StartReply
 from dispatch.pi import layout
 from houses.models import Agent
+from threads.attached import with_files
 from threads.entries import (
     Chat,
     DispatchStarted,
@@ -57,7 +58,10 @@ class Conversation:
 
         Only the newest that fit the prompt's bounds; a line says how many are left out."""
         shown = newest_within(messages)
-        lines = [f"[{self.speaker(m)}]: {m.payload.text}" for m in shown]
+        lines = [
+            f"[{self.speaker(m)}]: {with_files(m.payload.text, m.payload.attachments)}"
+            for m in shown
+        ]
         if len(shown) < len(messages):
             left = len(messages) - len(shown)
             lines.insert(0, f"({left:,} earlier message{'s' if left != 1 else ''} not shown.)")

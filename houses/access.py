@@ -138,6 +138,12 @@ def access_delete(access: ThreadAccess, author_id: str | None) -> None:
         raise PermissionDenied("Only the author or an owner of the house may delete this.")
 
 
+def access_purge(access: ThreadAccess) -> None:
+    """May the caller remove a message's stored files for good? Owners only."""
+    if not access.is_owner:
+        raise PermissionDenied("Only owners of the house may purge files.")
+
+
 # Invite links: every miss is the same 404; guessing is slowed by houses.invite_limits.
 def access_invite(token: str, client: str) -> HouseInvite:
     """The usable invite behind ``token``, or 404 (unknown, expired and revoked alike).

@@ -25,7 +25,10 @@ logger = logging.getLogger(__name__)
 
 
 def doc_of(entry: Entry) -> Doc:
-    return Doc(entry.id, entry.authorId or "", entry.ts, entry.payload.text)
+    # Attached files are found by their names.
+    names = " ".join(a.name for a in entry.payload.attachments)
+    body = f"{entry.payload.text}\n{names}" if names else entry.payload.text
+    return Doc(entry.id, entry.authorId or "", entry.ts, body)
 
 
 def after_append(thread_id: str, entries: Sequence[Entry]) -> None:

@@ -54,27 +54,41 @@ def thread_row(thread) -> dict:
     }
 
 
-def chat_from_request(request) -> tuple[Chat, str | None]:
+def placeholders(ids: list) -> list[dict]:
+    """Refs that only name upload ids: posting fills them in from the uploads' rows."""
+    return [{"id": i, "name": "-", "size": 0, "contentType": "-"} for i in ids]
+
+
+def chat_from_request(request) -> tuple[Chat, str | None, list[str] | None]:
     """The chat payload and optional client id, from a JSON body or an htmx form."""
     if request.content_type == "application/json":
         body = parse_json(request, PostEntryBody)
         if body.authorId is not None and body.authorId != request.principal.agent_id:
             raise PermissionDenied("authorId: set by the server; it can't name someone else")
+        files = body.payload.pop("attachments", None)  # upload ids, or refs with an id
+        if files is not None:
+            if not isinstance(files, list):
+                raise EntryError("Expected `array` - at `$.payload.attachments`")
+            files = [f.get("id") if isinstance(f, dict) else f for f in files]
+            body.payload["attachments"] = placeholders(files)
         payload, entry_id = convert_payload(body.payload), body.id
     else:
-        payload = convert_payload({"type": "chat", "text": request.POST.get("text", "")})
+        files = request.POST.getlist("attachment")
+        chat = {"type": "chat", "text": request.POST.get("text", "")}
+        chat["attachments"] = placeholders(files)
+        payload = convert_payload(chat)
         entry_id = request.POST.get("id") or None
     if not isinstance(payload, Chat):
         raise EntryError(f"Only chat is posted here, not {payload.type!r} - at `$.payload.type`")
-    return payload, entry_id
+    return payload, entry_id, files
 
 
 @api_view
 @require_http_methods(["POST"])
 def entries(request, thread_id):
     access = access_person_thread(request.principal, thread_id)
-    payload, entry_id = chat_from_request(request)
-    return posted(post_chat(access, payload, entry_id))
+    payload, entry_id, files = chat_from_request(request)
+    return posted(post_chat(access, payload, entry_id, files))
 
 
 class EditBody(msgspec.Struct, forbid_unknown_fields=True):

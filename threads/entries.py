@@ -16,6 +16,7 @@ documented with an example in ``docs/entries.md``.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -55,8 +56,34 @@ class Payload(Struct, tag_field="type", forbid_unknown_fields=True, omit_default
 # chat ---------------------------------------------------------------------------------
 
 
+class ImageSize(Struct, forbid_unknown_fields=True, gc=False):
+    w: Annotated[int, Meta(ge=1, le=1_000_000)]
+    h: Annotated[int, Meta(ge=1, le=1_000_000)]
+
+
+class AttachmentRef(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    """A file carried by a chat entry: filled in by the server from its upload's row
+    (``attachments.service``), never taken from a client as given."""
+
+    id: Id
+    name: Annotated[str, Meta(min_length=1, max_length=255)]
+    size: Annotated[int, Meta(ge=0)]
+    contentType: Annotated[str, Meta(min_length=1, max_length=100)]
+    image: ImageSize | None = None
+
+
+# At most this many files ride on one chat entry (the upload limit may be lower).
+MAX_ATTACHMENTS = 20
+
+
 class Chat(Payload, tag="chat"):
-    text: Annotated[str, Meta(min_length=1, max_length=MAX_CHAT_CHARS)]
+    # Empty only when files are attached (__post_init__).
+    text: Annotated[str, Meta(max_length=MAX_CHAT_CHARS)]
+    attachments: Annotated[list[AttachmentRef], Meta(max_length=MAX_ATTACHMENTS)] = []
+
+    def __post_init__(self):
+        if not self.text and not self.attachments:
+            raise ValueError("Expected `str` of length >= 1 (or files attached) - at `$.text`")
 
 
 # pi.* (Pi's own shapes; unknown fields are Pi's business, so they pass) ----------------
@@ -275,6 +302,13 @@ class FilesChanged(Payload, tag="signal.files.changed"):
     runId: Id | None = None
 
 
+class FilesPurged(Payload, tag="signal.files.purged"):
+    """An owner removed the stored bytes of a message's files; the log keeps their names."""
+
+    entryId: Id
+    attachmentIds: Annotated[list[Id], Meta(min_length=1, max_length=MAX_ATTACHMENTS)]
+
+
 class HouseMemberAdded(Payload, tag="signal.house.member_added"):
     agentId: Id
 
@@ -311,6 +345,7 @@ AnyPayload = (
     | DispatchFailed
     | EnvironmentPrepared
     | FilesChanged
+    | FilesPurged
     | HouseMemberAdded
     | HouseMemberRemoved
 )
@@ -340,11 +375,19 @@ _payload_decoder = msgspec.json.Decoder(AnyPayload)
 _encoder = msgspec.json.Encoder()
 
 
+_NESTED = re.compile(r" - at `\$\.([A-Za-z]+)` - at `(\$[^`]*)`$")
+
+
+def _where(message: str) -> str:
+    """One path for a field a ``__post_init__`` names (msgspec adds the struct's path after)."""
+    return _NESTED.sub(r" - at `\2.\1`", message)
+
+
 def _decode(decoder: msgspec.json.Decoder, data: bytes | str):
     try:
         return decoder.decode(data)
     except msgspec.ValidationError as exc:
-        raise EntryError(str(exc)) from None
+        raise EntryError(_where(str(exc))) from None
     except msgspec.DecodeError as exc:
         raise EntryError(f"Malformed JSON: {exc}") from None
     except RecursionError:
@@ -386,7 +429,7 @@ def convert_payload(obj: Any) -> AnyPayload:
     try:
         return msgspec.convert(obj, AnyPayload)
     except msgspec.ValidationError as exc:
-        raise EntryError(str(exc).replace("`$", "`$.payload", 1)) from None
+        raise EntryError(_where(str(exc)).replace("`$", "`$.payload", 1)) from None
     except RecursionError:
         raise EntryError("JSON nested too deeply - at `$.payload`") from None
 
@@ -395,7 +438,7 @@ def convert_entry(obj: Any) -> Entry:
     try:
         return _check_pi(msgspec.convert(obj, Entry))
     except msgspec.ValidationError as exc:
-        raise EntryError(str(exc)) from None
+        raise EntryError(_where(str(exc))) from None
     except RecursionError:
         raise EntryError("JSON nested too deeply - at `$`") from None
 

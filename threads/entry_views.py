@@ -25,6 +25,7 @@ from django.utils.safestring import mark_safe
 
 from threads import entries as E
 from threads import unreadable
+from threads.attached import attachment_items
 from threads.markup import chat_html
 from threads.narration import Name, Names, narration
 from threads.projection import visible_entries
@@ -256,6 +257,7 @@ def _describe(entry: E.Entry, names: Names) -> dict | None:
                 "avatar": avatar(entry.authorId or "", author),
                 "time": when(entry.ts),
                 "edited": isinstance(p, E.EditedChat),
+                "files": attachment_items(p.attachments),
             }
         case E.PiAssistant():
             return base | {"kind": "pi", "parts": _assistant_parts(p.message)}

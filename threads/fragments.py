@@ -183,9 +183,10 @@ def entry_fragments(entries: list[E.Entry], names: Names, thread_id: str) -> lis
         target = f"#tr-{dispatch_id}" if in_reply else "#entries"
         view["transcript"] = []
         html = mark_safe(render_entry(view, thread_id))
-        out.append(
-            (entry.id, render_to_string("threads/_append.html", {"target": target, "html": html}))
-        )
+        html = render_to_string("threads/_append.html", {"target": target, "html": html})
+        if isinstance(p, E.FilesPurged):  # the message's files give way where it is shown
+            html += render_to_string("threads/_files_purged.html", {"entry_id": p.entryId})
+        out.append((entry.id, html))
     return out
 
 

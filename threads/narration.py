@@ -84,6 +84,9 @@ def narration(p, names: Names, author: str | None = None) -> str | None:
             who = f"@{names.of(author).handle}" if author in names else "The reply"
             hint = f"; {CONFIG_HINT}" if is_config_error(error) else ""
             return f"{who} couldn't reply: {short_reason(error)}{hint}"
+        case E.FilesPurged(attachmentIds=ids):
+            who = names.of(author).display if author in names else "An owner"
+            return f"{who} removed {len(ids)} file{'s' * (len(ids) != 1)} of a message for good."
         case E.FilesChanged(paths=paths):
             return "Files changed: " + ", ".join(paths[:10])
         case E.HouseMemberAdded(agentId=agent):

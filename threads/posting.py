@@ -13,8 +13,10 @@ with the tombstone that is there and appends nothing.
 import re
 from dataclasses import dataclass
 
+import msgspec
 from django.http import Http404
 
+from attachments.service import claim
 from dispatch.wake import WakeFailed, wake_director
 from houses.access import ThreadAccess, access_delete
 from threads.chat_index import locate_chat
@@ -47,7 +49,12 @@ class Posted:
     duplicate: bool = False  # nothing was appended: this answers an earlier write
 
 
-def post_chat(access: ThreadAccess, payload: Chat, entry_id: str | None = None) -> Posted:
+def post_chat(
+    access: ThreadAccess,
+    payload: Chat,
+    entry_id: str | None = None,
+    attachment_ids: list[str] | None = None,
+) -> Posted:
     """Append a chat entry authored by the caller, then wake the director.
 
     A client-supplied ``entry_id`` is the dedup key: a retry appends nothing new
@@ -61,6 +68,13 @@ def post_chat(access: ThreadAccess, payload: Chat, entry_id: str | None = None) 
     if entry_id is not None and (earlier := _earlier_post(access, entry_id, author)):
         return earlier
     entry = new_entry(payload, author=author, entry_id=entry_id)
+    # Files ride as the server knows them: the poster's own uploads, linked to this entry.
+    ids = attachment_ids if attachment_ids is not None else [a.id for a in payload.attachments]
+    if ids or payload.attachments:
+        refs = claim(access, ids, entry.id)
+        entry = msgspec.structs.replace(
+            entry, payload=msgspec.structs.replace(payload, attachments=refs)
+        )
     check_write(access.principal.writer(), entry)
     # The producer id makes the append itself idempotent when two retries race.
     producer = (f"entry:{entry.id}", 0, 0) if entry_id is not None else None

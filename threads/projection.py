@@ -12,7 +12,15 @@ from collections.abc import Iterable, Mapping
 
 import msgspec
 
-from threads.entries import Chat, EditedChat, Entry, EntryDeleted, EntryEdited, first_of_each_id
+from threads.entries import (
+    Chat,
+    EditedChat,
+    Entry,
+    EntryDeleted,
+    EntryEdited,
+    FilesPurged,
+    first_of_each_id,
+)
 
 
 def tombstoned_ids(entries: Iterable[Entry]) -> set[str]:
@@ -34,15 +42,28 @@ def latest_texts(entries: Iterable[Entry]) -> dict[str, str]:
 
 
 def with_texts(entries: Iterable[Entry], texts: Mapping[str, str]) -> list[Entry]:
-    """``entries`` with the chat named in ``texts`` saying its latest text."""
+    """``entries`` with the chat named in ``texts`` saying its latest text (its files stay)."""
     if not texts:
         return list(entries)
     return [
-        msgspec.structs.replace(e, payload=EditedChat(text=texts[e.id]))
+        msgspec.structs.replace(
+            e, payload=EditedChat(text=texts[e.id], attachments=e.payload.attachments)
+        )
         if e.id in texts and isinstance(e.payload, Chat)
         else e
         for e in entries
     ]
+
+
+def without_files(entry: Entry) -> Entry:
+    """A chat whose files an owner purged, as pages show it: the files' place says so."""
+    p = entry.payload
+    if not isinstance(p, Chat) or not p.attachments:
+        return entry
+    text = p.text or "*Files removed.*"
+    return msgspec.structs.replace(
+        entry, payload=msgspec.structs.replace(p, text=text, attachments=[])
+    )
 
 
 def chat_projection(entries: Iterable[Entry]) -> list[Entry]:
@@ -68,7 +89,9 @@ def visible_entries(
         and not isinstance(e.payload, EntryEdited)
         and not (isinstance(e.payload, Chat) and e.id in gone)
     ]
-    return with_texts(shown, texts)
+    shown = with_texts(shown, texts)
+    purged = {e.payload.entryId for e in entries if isinstance(e.payload, FilesPurged)}
+    return [without_files(e) if e.id in purged else e for e in shown] if purged else shown
 
 
 def dispatch_history(entries: Iterable[Entry]) -> list[Entry]:

@@ -313,6 +313,7 @@
     var data = new URLSearchParams();
     data.set("text", entry.dataset.text);
     data.set("id", id);
+    filesOf(entry).forEach(function (f) { data.append("attachment", f.id); });
     entry.classList.remove("failed");
     entry.classList.add("pending");
     $(".send-state", entry).textContent = "Sending…";
@@ -365,6 +366,7 @@
   function refused(entry, message) {
     var box = $("#compose textarea");
     if (!box.value.trim()) box.value = entry.dataset.text;
+    if (window.arbeAttach) window.arbeAttach.restore(filesOf(entry));
     entry.remove();
     showError(message || "The message could not be sent.");
     regroup();
@@ -383,8 +385,13 @@
 
   function submitCompose(form) {
     var box = $("textarea", form), text = box.value;
-    if (!text.trim()) return;
+    var attach = window.arbeAttach;
+    if (attach && attach.busy()) return showError("Wait for the files to finish uploading.");
+    var files = attach ? attach.take() : [];
+    if (!text.trim() && !files.length) return;
     var entry = pendingEntry(form, clientId(), text);
+    entry.dataset.files = JSON.stringify(files);
+    if (files.length) $(".body", entry).append(" 📎 " + files.map(function (f) { return f.name; }).join(", "));
     scroller.appendChild(entry);
     box.value = "";
     grow(box);
@@ -392,6 +399,10 @@
     regroup();
     toBottom();
     send(entry);
+  }
+
+  function filesOf(entry) {
+    try { return JSON.parse(entry.dataset.files || "[]"); } catch (e) { return []; }
   }
 
   function grow(box) {
@@ -752,6 +763,7 @@
     var entry = evt.detail.elt && evt.detail.elt.closest && evt.detail.elt.closest(".entry.chat");
     var dialog = $("#confirm-delete");
     if (!evt.detail.question || !entry || !dialog || !dialog.showModal) return;
+    if (!evt.detail.elt.matches(".delete")) return; // other questions use the browser's own
     evt.preventDefault();
     var menu = $("details.actions", entry);
     if (menu) menu.open = false;

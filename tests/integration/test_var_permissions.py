@@ -52,6 +52,7 @@ def test_a_fresh_var_dir_is_the_owners_only(tmp_path):
     assert modes["."] == "0o700"
     for name in ("arbe.sqlite3", "arbe.sqlite3-wal", "arbe.sqlite3-shm", *SECRETS):
         assert modes[name] == "0o600", (name, modes)
+    assert modes["attachments"] == "0o700"  # uploaded files (docs/attachments.md)
 
 
 def test_an_old_install_is_tightened_on_start(tmp_path):
@@ -64,7 +65,9 @@ def test_an_old_install_is_tightened_on_start(tmp_path):
     os.chmod(var_dir / "arbe.sqlite3-wal", 0o644)
     modes = start(var_dir)
     assert modes["."] == "0o700"
-    assert all(mode == "0o600" for name, mode in modes.items() if name != "."), modes
+    dirs = (".", "attachments")
+    assert all(mode == "0o600" for name, mode in modes.items() if name not in dirs), modes
+    assert modes["attachments"] == "0o700"
 
 
 def test_a_shared_directory_named_by_mistake_is_left_alone(tmp_path):

@@ -201,7 +201,18 @@ def test_the_log_readers_are_read_only():
         assert not hasattr(cls, "__getattr__")
 
 
-APPS = ("arbe_site", "streams", "houses", "threads", "dispatch", "boards", "cli", "search")
+APPS = (
+    "arbe_site",
+    "streams",
+    "houses",
+    "threads",
+    "dispatch",
+    "boards",
+    "cli",
+    "search",
+    "attachments",
+    "notify",
+)
 
 
 def import_graph() -> dict[str, set[str]]:
