@@ -41,6 +41,9 @@ def _redis_database_per_worker(settings):
     os.environ["REDIS_URL"] = settings.REDIS_URL = url
     for host in settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"]:
         host["address"] = url
+    limits = settings.CACHES["limits"]
+    if limits["BACKEND"].endswith("RedisCache"):  # the invite limiter's shared counts too
+        limits["LOCATION"] = url
 
 
 pytest_plugins = [
