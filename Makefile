@@ -129,7 +129,7 @@ bench-smoke: deps system-dep-postgresql system-dep-bubblewrap system-dep-redis-s
 
 # The README's pictures: a fresh demo in a throw-away ARBE_VAR_DIR, Daphne on a free loopback
 # port, one bot reply, PNGs by Playwright on Debian's Chromium into docs/screenshots/.
-screenshots: deps system-dep-chromium
+screenshots: deps system-dep-chromium system-dep-fonts-noto-color-emoji
 	$(PY) scripts/screenshots.py
 
 clean:

@@ -196,6 +196,14 @@ ARBE_ATTACHMENTS_TYPES = env_list(
     ],
 )
 ARBE_ATTACHMENTS_S3_BUCKET = env_str("ARBE_ATTACHMENTS_S3_BUCKET")
+# Read whether or not S3 is on: every variable the server reads is one no bot may name.
+_S3_OPTIONS = {
+    "endpoint_url": env_str("ARBE_ATTACHMENTS_S3_ENDPOINT_URL") or None,
+    "access_key": env_str("ARBE_ATTACHMENTS_S3_ACCESS_KEY_ID") or None,
+    "secret_key": env_str("ARBE_ATTACHMENTS_S3_SECRET_ACCESS_KEY") or None,
+    "region_name": env_str("ARBE_ATTACHMENTS_S3_REGION") or None,
+    "location": env_str("ARBE_ATTACHMENTS_S3_PREFIX", "attachments"),
+}
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
@@ -204,11 +212,7 @@ STORAGES = {
             "BACKEND": "storages.backends.s3.S3Storage",
             "OPTIONS": {
                 "bucket_name": ARBE_ATTACHMENTS_S3_BUCKET,
-                "endpoint_url": env_str("ARBE_ATTACHMENTS_S3_ENDPOINT_URL") or None,
-                "access_key": env_str("ARBE_ATTACHMENTS_S3_ACCESS_KEY_ID") or None,
-                "secret_key": env_str("ARBE_ATTACHMENTS_S3_SECRET_ACCESS_KEY") or None,
-                "region_name": env_str("ARBE_ATTACHMENTS_S3_REGION") or None,
-                "location": env_str("ARBE_ATTACHMENTS_S3_PREFIX", "attachments"),
+                **_S3_OPTIONS,
                 "default_acl": None,  # private: the app serves every file itself
                 "querystring_auth": True,
                 "file_overwrite": False,

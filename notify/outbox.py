@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from houses.models import Agent
 from notify.models import Asked, Notice, Outbox
+from notify.wakeup import wake
 from threads.entries import Chat, DispatchStarted, EntryDeleted, ThreadChildFinished
 from threads.models import EntryLocation, Thread
 
@@ -24,8 +25,6 @@ TEXT_CHARS = 300
 def after_append(thread_id: str, entries: Sequence) -> None:
     try:
         if _note(thread_id, entries):
-            from notify.worker import wake
-
             wake()
     except Exception:  # notifications never fail an append; the log is the truth
         logger.exception("notify: could not note entries of thread %s", thread_id)

@@ -7,7 +7,6 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import OuterRef, Subquery
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -16,6 +15,7 @@ from django.views.decorators.http import require_POST, require_safe
 from arbe_site.api import api_view, decode_body, json_response, people_only, request_body
 from houses.access import access_person_thread
 from notify import devices
+from notify.bell import bell_context, modes_of
 from notify.keys import public_key
 from notify.models import Level, NotifySettings, PushDevice, ThreadMode, ThreadNotify
 from threads.views import viewer
@@ -30,34 +30,6 @@ def settings_of(user) -> NotifySettings:
 def thread_mode(user, thread_id: str) -> str:
     """``all``, ``mute`` or ``""`` (the person's level applies)."""
     return modes_of(user, thread_id)[0]
-
-
-def modes_of(user, thread_id: str) -> tuple[str, str, str]:
-    """(the thread's mode for ``user``, their level, what reaches them from the thread:
-    all/mentions/nothing), in one query (the thread page's budget)."""
-    from django.contrib.auth import get_user_model
-
-    row = (
-        get_user_model()
-        .objects.filter(pk=user.pk)
-        .annotate(
-            mode=Subquery(
-                ThreadNotify.objects.filter(user=OuterRef("pk"), thread_id=thread_id).values(
-                    "mode"
-                )[:1]
-            ),
-            level=Subquery(NotifySettings.objects.filter(user=OuterRef("pk")).values("level")[:1]),
-        )
-        .values_list("mode", "level")
-        .first()
-    )
-    mode, level = row or (None, None)
-    mode, level = mode or "", level or Level.MENTIONS
-    if mode == ThreadMode.MUTE:
-        return mode, level, Level.NOTHING
-    if mode == ThreadMode.ALL:
-        return mode, level, Level.ALL
-    return mode, level, level
 
 
 @login_required
@@ -101,8 +73,6 @@ def set_thread_mode(request, thread_id):
     else:
         ThreadNotify.objects.filter(user=request.user, thread=access.thread).delete()
     if request.htmx:
-        from notify.templatetags.notify_tags import bell_context
-
         return render(request, "notify/_bell.html", bell_context(request.user, access.thread))
     if request.POST.get("next") == "settings":
         return redirect("notify-settings")

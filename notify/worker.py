@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 import time
 from datetime import timedelta
 
@@ -26,24 +25,13 @@ from houses.models import Agent
 from notify import mail, push
 from notify.models import Channel, Notice, Outbox, PushDevice
 from notify.recipients import Reason, Recipient, recipients
+from notify.wakeup import listening
 from threads.models import EntryLocation, Thread, ThreadRead
 
 logger = logging.getLogger(__name__)
 BATCH = 100
 PRUNE_EVERY_S = 3600
 DONE = (Notice.State.SENT, Notice.State.READ, Notice.State.GONE)
-
-_wakers: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
-_wakers_lock = threading.Lock()
-
-
-def wake() -> None:
-    """Thread-safe: tell this process's notifiers there is work (no-op without one)."""
-    with _wakers_lock:
-        wakers = list(_wakers)
-    for loop, event in wakers:
-        with contextlib.suppress(RuntimeError):  # a closed loop
-            loop.call_soon_threadsafe(event.set)
 
 
 class Notifier:
@@ -127,11 +115,7 @@ class Notifier:
 
     async def run_forever(self, poll_s: float | None = None) -> None:
         poll_s = poll_s or settings.NOTIFY_POLL_S or 2.0
-        event = asyncio.Event()
-        waker = (asyncio.get_running_loop(), event)
-        with _wakers_lock:
-            _wakers.add(waker)
-        try:
+        with listening() as event:
             while True:
                 event.clear()
                 try:
@@ -141,9 +125,6 @@ class Notifier:
                     logger.exception("notify: tick failed")
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), poll_s)
-        finally:
-            with _wakers_lock:
-                _wakers.discard(waker)
 
 
 def prune() -> int:

@@ -11,6 +11,8 @@ demo bot, an invite link), then writes PNGs with Playwright on Debian's Chromium
 - ``members.png``: the members page with an invite link (1280×800)
 - ``thread-phone.png``: the member's thread on a phone (390×844)
 - ``admin-thread.png``: the thread in the admin (1280×800)
+- ``edited-reactions.png``: an edited message and reactions, seen by the member (1280×800)
+- ``account.png``: the account page (1280×800)
 
 The server is stopped by its PID; the var dir is removed unless ``--keep``.
 """
@@ -103,8 +105,11 @@ class Demo:
             raise RuntimeError(f"{method} {path}: {response.status} {response.text()[:300]}")
         return response
 
-    def say(self, context, thread_id: str, text: str) -> None:
-        self.api(context, "POST", f"/api/threads/{thread_id}/entries", form={"text": text})
+    def say(self, context, thread_id: str, text: str, entry_id: str | None = None) -> None:
+        body = {"payload": {"type": "chat", "text": text}}
+        if entry_id:
+            body["id"] = entry_id
+        self.api(context, "POST", f"/api/threads/{thread_id}/entries", data=body)
 
 
 def shoot(page, out: Path, name: str) -> None:
@@ -128,8 +133,13 @@ def take(base_url: str, env: dict, out: Path) -> None:
         release = demo.api(
             owner, "POST", "/api/houses/demo/threads", data={"title": "Release checklist"}
         ).json()["thread"]["id"]
-        demo.say(owner, release, "Cutting 0.4 on Friday. Anything still open?")
+        demo.say(owner, release, "Cutting 0.4 on Friday. Anything still open?", "cut-04")
         demo.say(member, release, "The login redirect fix is in review. Can someone look today?")
+        entry = f"/api/threads/{release}/entries/cut-04"
+        edit = {"text": "Cutting 0.4 on **Thursday**. Anything open?"}
+        demo.api(owner, "PATCH", entry, data=edit)
+        for who, emoji in ((member, "👍"), (owner, "🎉"), (member, "🎉")):
+            demo.api(who, "POST", f"{entry}/reactions", data={"emoji": emoji})
         demo.say(member, welcome, "Hi all! Trying the demo bot.")
 
         owner_page.goto(f"/threads/{welcome}/")
@@ -150,6 +160,14 @@ def take(base_url: str, env: dict, out: Path) -> None:
         demo.api(owner, "POST", "/houses/demo/invites/new", form={"days": "7"})
         owner_page.goto("/houses/demo/members/")
         shoot(owner_page, out, "members.png")
+
+        member_page = member.new_page()
+        member_page.goto(f"/threads/{release}/")
+        member_page.get_by_text("(edited)").first.wait_for(timeout=REPLY_WAIT_MS)
+        shoot(member_page, out, "edited-reactions.png")
+
+        owner_page.goto("/account/")
+        shoot(owner_page, out, "account.png")
 
         admin, admin_page = demo.context("admin")
         admin_page.goto(f"/admin/threads/thread/{welcome}/change/")

@@ -3,7 +3,8 @@
 #
 #   scripts/system-deps.sh [--optional | --check] [PACKAGE...]
 #
-# PACKAGE is one of bubblewrap, chromium, postgresql, redis-server (default: all of them).
+# PACKAGE is one of bubblewrap, chromium, postgresql, redis-server (default: all of them), or
+# fonts-noto-color-emoji (the screenshots' emoji).
 # As root (CI, a fresh machine) the missing ones are installed; otherwise the script says what
 # to install and fails. --optional: a missing package is only reported (exit 0), and installed
 # when root; --check: report what is missing, install nothing (exit 1 if anything is).
@@ -22,10 +23,11 @@ present() {
     bubblewrap) command -v bwrap >/dev/null ;;
     chromium) command -v chromium >/dev/null ;;
     redis-server) command -v redis-server >/dev/null ;;
+    fonts-noto-color-emoji) [ -e /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] ;;
     postgresql)
       if [ -n "${PG_BIN:-}" ]; then [ -x "$PG_BIN/initdb" ]; return; fi
       compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || command -v pg_ctl >/dev/null ;;
-    *) echo "system-deps: unknown package '$1' (bubblewrap, chromium, postgresql, redis-server)" >&2
+    *) echo "system-deps: unknown package '$1' (bubblewrap, chromium, postgresql, redis-server, fonts-noto-color-emoji)" >&2
        exit 2 ;;
   esac
 }
@@ -36,6 +38,7 @@ why() {
     chromium) echo "browser tests" ;;
     postgresql) echo "the PostgreSQL suite, conformance and benchmarks" ;;
     redis-server) echo "the scaled-configuration suite" ;;
+    fonts-noto-color-emoji) echo "reactions drawn in the screenshots" ;;
   esac
 }
 
