@@ -10,6 +10,7 @@ reindex_search`` rebuilds it from the logs (``rebuild_thread``).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 
 from django.db import transaction
@@ -22,11 +23,13 @@ from threads.models import EntryLocation, Thread
 from threads.projection import chat_projection
 
 logger = logging.getLogger(__name__)
+NAME_WORDS = re.compile(r"[\W_]+")
 
 
 def doc_of(entry: Entry) -> Doc:
-    # Attached files are found by their names.
-    names = " ".join(a.name for a in entry.payload.attachments)
+    # Attached files are found by their names, and by the words in them: PostgreSQL's parser
+    # keeps "quarterly-roadmap.pdf" as one file token, where FTS5 splits it.
+    names = " ".join(f"{a.name} {NAME_WORDS.sub(' ', a.name)}" for a in entry.payload.attachments)
     body = f"{entry.payload.text}\n{names}" if names else entry.payload.text
     return Doc(entry.id, entry.authorId or "", entry.ts, body)
 
