@@ -107,22 +107,6 @@ def instrument(fake, clock: Clock):
 
     replies.new_entry = timed_new_entry
 
-    make_writer = replies.async_stream_writer
-
-    def timed_writer():
-        writer = make_writer()
-        writer_append = writer.append
-
-        async def writer_timed(name, entry, **options):
-            result = await writer_append(name, entry, **options)
-            if isinstance(entry.payload, Chat):
-                clock.mark("chat_done")
-            return result
-
-        writer.append = writer_timed
-        return writer
-
-    replies.async_stream_writer = timed_writer
     mark_visible(clock)
 
 
@@ -130,9 +114,10 @@ _visible: list[Clock] = []
 
 
 def mark_visible(clock: Clock) -> None:
-    """Mark a chat visible when the writer hands its append to the hooks: the stream has
-    it (readers can see it), the bookkeeping has not started. The writer's own seam,
-    not its client: the raw client is the writer's alone."""
+    """Mark a chat visible when the writer hands its append to the hooks (the stream has it,
+    readers can see it) and done when the hooks return (the bookkeeping). The writer's own
+    seam, not its client: the raw client is the writer's alone, and a reply's fenced writer
+    goes through the same seam."""
     import threads.recency as recency
     from threads.entries import Chat
 
@@ -143,9 +128,13 @@ def mark_visible(clock: Clock) -> None:
     after_append = recency.after_append
 
     def timed_after_append(name, entries, next_offset=None):
-        if any(isinstance(e.payload, Chat) for e in entries):
+        chat = any(isinstance(e.payload, Chat) for e in entries)
+        if chat:
             _visible[0].mark("chat_visible")
-        return after_append(name, entries, next_offset)
+        result = after_append(name, entries, next_offset)
+        if chat:  # the hooks ran: recency, the search index, status tracking
+            _visible[0].mark("chat_done")
+        return result
 
     recency.after_append = timed_after_append
 

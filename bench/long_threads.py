@@ -122,10 +122,10 @@ def mark_model(clock) -> None:
         clock.mark("asked", first=True)
         return decode(request)
 
-    def timed_pass(thread_id):
+    def timed_pass(thread_id, writer=None):  # writer: the holder's fenced writer
         began = time.perf_counter()
         try:
-            return director_pass(thread_id)
+            return director_pass(thread_id, writer)
         finally:
             clock.passes.append((time.perf_counter() - began) * 1000)
 
