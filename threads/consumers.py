@@ -184,9 +184,12 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         self.me = await presence_of(agent_id)
         self.throttle = presence.Throttle()
         await self.channel_layer.group_add(presence.group(self.thread_id), self.channel_name)
+        presence.joined(self.thread_id)
         await self.announce("joined")
 
     async def announce(self, state: str) -> None:
+        if not presence.should_relay(self.thread_id, self.me[0], state):
+            return
         event = presence.event(state, *self.me)
         try:
             await self.channel_layer.group_send(presence.group(self.thread_id), event)
@@ -216,6 +219,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(
                 presence.group(self.thread_id), self.channel_name
             )
+            presence.left(self.thread_id)
             self.me = None
         await self.stop_following()
         if self.grouped:
