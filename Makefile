@@ -57,8 +57,9 @@ lint: $(PY_STAMP)
 	$(VENV)/bin/ruff format --check .
 
 # The suite on the embedded configuration: SQLite, in-memory channel layer, embedded streams.
-# bubblewrap: tests/unit/test_pi_config.py builds and checks Pi's sandbox command line.
-test-unit: deps system-dep-bubblewrap
+# bubblewrap: tests/unit/test_pi_config.py builds and checks Pi's sandbox command line;
+# redis-server: the presence test starts one (two channel layers, as two Daphnes have).
+test-unit: deps system-dep-bubblewrap system-dep-redis-server
 	$(PYTEST) -n $(TEST_WORKERS)
 
 # The integration suite again on PostgreSQL + Redis + the reference Node stream server.

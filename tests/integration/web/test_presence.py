@@ -4,7 +4,6 @@ logged; across processes on Redis (two layers on one Redis are two Daphnes)."""
 import asyncio
 import json
 import os
-import shutil
 
 import pytest
 
@@ -77,8 +76,6 @@ def redis_url():
     if os.environ.get("REDIS_URL"):
         yield os.environ["REDIS_URL"]
         return
-    if not shutil.which("redis-server"):
-        pytest.skip("needs redis-server")
     from tests.peers.redis import redis_server
 
     with redis_server() as url:
