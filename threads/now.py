@@ -15,82 +15,36 @@ The fold stays bounded whatever the backlog: it keeps the newest ``PENDING_KEPT`
 unsettled messages (older ones are only counted), the places of the newest
 ``SEEN_KEPT`` settled ones (an outcome's ``upTo`` names one), and the view lists the
 newest ``WAITING_SHOWN`` waiting ids with ``waitingCount`` counting them all.
+
+The view's types and ``current_view`` live in ``threads.now_view``, spend arithmetic in
+``threads.spend``; both are importable from here too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 import msgspec
 
 from threads import entries as E
 from threads.failures import short_reason
+from threads.now_view import (  # noqa: F401 (the view's names, re-exported)
+    LIVE_RUN_STATES,
+    WAITING_SHOWN,
+    BotRecord,
+    ChildRecord,
+    Reply,
+    Run,
+    ThreadNow,
+    ToolCall,
+    current_view,
+    live_children,
+    with_delegated_spend,
+)
+from threads.spend import SPEND_FIELDS, add_spend, max_spend, usage_spend  # noqa: F401
 
-LIVE_RUN_STATES = ("claimed", "running")
-WAITING_SHOWN = 100  # waiting ids a view lists (the newest): what a director pass decides over
 PENDING_KEPT = 500  # unsettled chat the fold keeps by id; older ones are only counted
 SEEN_KEPT = 200  # settled chat whose place the fold remembers, for an outcome's ``upTo``
-
-
-class ToolCall(msgspec.Struct, frozen=True):
-    id: str
-    name: str
-    dispatchId: str | None = None
-
-
-class Reply(msgspec.Struct):
-    """A bot's reply in progress."""
-
-    dispatchId: str
-    agentId: str
-    entryIds: list[str]
-    round: int = 0
-    phase: str = "thinking"
-    startedTs: int = 0
-
-
-class Run(msgspec.Struct):
-    """A delegated coding run: on its own thread, or seen from its parent.
-
-    Seen from its parent (``childThreadId`` set), the run's record is the child thread's
-    own stored status (``status``, ``statusMessage``), filled in by ``threads.current``.
-    """
-
-    runId: str
-    state: str
-    agentId: str | None = None
-    childThreadId: str | None = None
-    lastTs: int = 0
-    phase: str | None = None
-    round: int = 0
-    spend: E.Spend = msgspec.field(default_factory=E.Spend)
-    status: str | None = None
-    statusMessage: str = ""
-
-
-class BotRecord(msgspec.Struct):
-    """What a bot that acted since the last person's message is doing: working, done, error."""
-
-    agentId: str
-    state: str
-    message: str = ""
-
-
-class ThreadNow(msgspec.Struct):
-    reply: Reply | None = None
-    runs: list[Run] = msgspec.field(default_factory=list)
-    toolCalls: list[ToolCall] = msgspec.field(default_factory=list)
-    waiting: list[str] = msgspec.field(default_factory=list)  # the newest WAITING_SHOWN
-    taken: list[str] = msgspec.field(default_factory=list)
-    owed: list[str] = msgspec.field(default_factory=list)
-    spend: E.Spend = msgspec.field(default_factory=E.Spend)
-    waitingCount: int = 0  # every waiting message, listed or not
-    silence: str | None = None
-    blocked: bool = False
-    failedAttempts: int = 0
-    bots: list[BotRecord] = msgspec.field(default_factory=list)
-    lastTs: int = 0
-    nowMs: int = 0
 
 
 class FoldState(msgspec.Struct):
@@ -383,83 +337,6 @@ class NowFold:
         self.tool_calls.clear()
         self.taken.clear()
         return reply
-
-
-class ChildRecord(msgspec.Struct, frozen=True):
-    """A delegated run's child thread as its parent shows it: the child's stored status
-    record and what the run has spent so far (folded from its ``run_offset``)."""
-
-    status: str
-    statusMessage: str = ""
-    spend: E.Spend = msgspec.field(default_factory=E.Spend)
-
-
-def live_children(now: ThreadNow) -> list[str]:
-    """The child threads of the delegated runs a view still holds live."""
-    return [r.childThreadId for r in now.runs if r.childThreadId and r.state in LIVE_RUN_STATES]
-
-
-def current_view(now: ThreadNow, children: Mapping[str, ChildRecord]) -> ThreadNow:
-    """The one current view, from a fold's view and its live children's records.
-
-    ``/now``, the thread page, its socket and ``arbe thread now`` all go through here
-    (each looks ``children`` up its own way: the database, or the API), so none of them
-    derives a delegated run differently. A delegated run counts while it is live and its
-    child is known (unarchived); its record is the child's own, and while the parent has no
-    reply of its own, its spend is theirs. An ended run's result is held on its child.
-    """
-    kept = [r for r in now.runs if not r.childThreadId]
-    for run in now.runs:
-        child = children.get(run.childThreadId) if run.childThreadId else None
-        if child is not None and run.state in LIVE_RUN_STATES:
-            run.status, run.statusMessage = child.status, child.statusMessage
-            run.spend = child.spend
-            kept.append(run)
-    now.runs = kept
-    return with_delegated_spend(now)
-
-
-def with_delegated_spend(now: ThreadNow) -> ThreadNow:
-    """While a parent's current work is delegated runs (no reply of its own), its spend is
-    theirs (each run's as its child thread folds it)."""
-    delegated = [r for r in now.runs if r.childThreadId]
-    if now.reply is None and delegated:
-        spend = E.Spend()
-        for run in delegated:
-            spend = add_spend(spend, run.spend)
-        now.spend = spend
-    return now
-
-
-SPEND_FIELDS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-
-
-def usage_spend(usage) -> E.Spend | None:
-    """Pi's ``usage`` as ``Spend``; None when it isn't the shape Pi writes."""
-    if not isinstance(usage, dict):
-        return None
-    try:
-        counts = {f: int(usage.get(f) or 0) for f in SPEND_FIELDS}
-        cost = usage.get("cost")
-        total = float(cost.get("total") or 0.0) if isinstance(cost, dict) else 0.0
-    except (TypeError, ValueError):
-        return None
-    if any(v < 0 for v in counts.values()) or total < 0:
-        return None
-    return E.Spend(**counts, costUsd=total)
-
-
-def add_spend(a: E.Spend, b: E.Spend) -> E.Spend:
-    return E.Spend(
-        **{f: getattr(a, f) + getattr(b, f) for f in SPEND_FIELDS}, costUsd=a.costUsd + b.costUsd
-    )
-
-
-def max_spend(a: E.Spend, b: E.Spend) -> E.Spend:
-    return E.Spend(
-        **{f: max(getattr(a, f), getattr(b, f)) for f in SPEND_FIELDS},
-        costUsd=max(a.costUsd, b.costUsd),
-    )
 
 
 _HANDLERS = {
