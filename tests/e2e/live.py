@@ -28,6 +28,52 @@ class DaphneOnUvloop(DaphneProcess):
         super().run()
 
 
+class HarbourCase(ChannelsLiveServerTestCase):
+    """A live server (uvloop, as deployed) with the house "Harbour": olive owns it, mia is a
+    member, a thread "Plans"; browser contexts signed in as either, closed after each test.
+    ``errors`` collects console errors for the modules that watch them."""
+
+    ProtocolServerProcess = DaphneOnUvloop
+    serve_static = False  # the app serves its own static files
+
+    @pytest.fixture(autouse=True)
+    def _browser(self, browser):
+        self.browser = browser
+
+    def setUp(self):
+        self.owner, self.member = make_user("olive"), make_user("mia")
+        self.house = make_house("h", owner=self.owner, members=[self.member], name="Harbour")
+        self.thread = create_thread(house=self.house, title="Plans", by=self.owner.agent)
+        self.contexts, self.errors = [], []
+
+    def tearDown(self):
+        for context in self.contexts:
+            context.close()
+
+    def signed_in(self, user=None, **context_args):
+        """A browser context, signed in as ``user`` (none: a visitor)."""
+        context = self.browser.new_context(base_url=self.live_server_url, **context_args)
+        self.contexts.append(context)
+        if user is not None:
+            client = Client()
+            client.force_login(user)
+            session = client.cookies["sessionid"].value
+            context.add_cookies(
+                [{"name": "sessionid", "value": session, "url": self.live_server_url}]
+            )
+        return context
+
+    def post_chat(self, page, text):
+        """Post as the page's person, through the API the compose box uses."""
+        token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+        response = page.request.post(
+            f"/api/threads/{self.thread.id}/entries",
+            form={"text": text},
+            headers={"X-CSRFToken": token},
+        )
+        assert response.status == 201, response.text()
+
+
 class LiveThreadCase(ChannelsLiveServerTestCase):
     ProtocolServerProcess = DaphneOnUvloop
     serve_static = False  # the app serves its own static files

@@ -2,44 +2,15 @@
 removed from the house by an owner (docs/security.md, "Live reads end …")."""
 
 import httpx
-import pytest
-from channels.testing import ChannelsLiveServerTestCase
-from django.test import Client
 from playwright.sync_api import expect
 
 from houses.models import ApiToken
-from tests.factories import make_house, make_user
-from threads.lifecycle import create_thread
+from tests.e2e.live import HarbourCase
 
 WAIT = 15_000  # ms
 
 
-class AccessEndsTests(ChannelsLiveServerTestCase):
-    serve_static = False  # the app serves its own static files
-
-    @pytest.fixture(autouse=True)
-    def _browser(self, browser):
-        self.browser = browser
-
-    def setUp(self):
-        self.owner, self.member = make_user("olive"), make_user("mia")
-        self.house = make_house("h", owner=self.owner, members=[self.member], name="Harbour")
-        self.thread = create_thread(house=self.house, title="Plans", by=self.owner.agent)
-        self.contexts = []
-
-    def tearDown(self):
-        for context in self.contexts:
-            context.close()
-
-    def signed_in(self, user):
-        client = Client()
-        client.force_login(user)
-        context = self.browser.new_context(base_url=self.live_server_url)
-        self.contexts.append(context)
-        session = client.cookies["sessionid"].value
-        context.add_cookies([{"name": "sessionid", "value": session, "url": self.live_server_url}])
-        return context
-
+class AccessEndsTests(HarbourCase):
     def live_page(self, context, path):
         page = context.new_page()
         assert page.goto(path).status == 200

@@ -2,47 +2,14 @@
 
 import re
 
-import pytest
-from channels.testing import ChannelsLiveServerTestCase
-from django.test import Client
 from playwright.sync_api import expect
 
-from tests.e2e.live import DaphneOnUvloop
-from tests.factories import make_house, make_user
-from threads.lifecycle import create_thread
+from tests.e2e.live import HarbourCase
 
 WAIT = 15_000  # ms
 
 
-class HouseAndJoiningTests(ChannelsLiveServerTestCase):
-    ProtocolServerProcess = DaphneOnUvloop
-    serve_static = False  # the app serves its own static files
-
-    @pytest.fixture(autouse=True)
-    def _browser(self, browser):
-        self.browser = browser
-
-    def setUp(self):
-        self.owner, self.member = make_user("olive"), make_user("mia")
-        self.house = make_house("h", owner=self.owner, members=[self.member], name="Harbour")
-        self.thread = create_thread(house=self.house, title="Plans", by=self.owner.agent)
-        self.contexts = []
-
-    def tearDown(self):
-        for context in self.contexts:
-            context.close()
-
-    def new_context(self, user=None):
-        context = self.browser.new_context(base_url=self.live_server_url)
-        self.contexts.append(context)
-        if user is not None:
-            client = Client()
-            client.force_login(user)
-            session = client.cookies["sessionid"].value
-            cookie = {"name": "sessionid", "value": session, "url": self.live_server_url}
-            context.add_cookies([cookie])
-        return context
-
+class HouseAndJoiningTests(HarbourCase):
     def open(self, context, path):
         page = context.new_page()
         response = page.goto(path)
@@ -50,21 +17,11 @@ class HouseAndJoiningTests(ChannelsLiveServerTestCase):
             expect(page.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
         return page, response
 
-    def post_chat(self, page, text):
-        """Post as the page's person, through the API the compose box uses."""
-        token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
-        response = page.request.post(
-            f"/api/threads/{self.thread.id}/entries",
-            form={"text": text},
-            headers={"X-CSRFToken": token},
-        )
-        assert response.status == 201, response.text()
-
     def test_unread_is_set_live_and_cleared_in_every_tab_when_the_thread_is_opened(self):
-        owner = self.new_context(self.owner)
+        owner = self.signed_in(self.owner)
         house_tab, _ = self.open(owner, "/houses/h/")
         other_tab, _ = self.open(owner, "/houses/h/")
-        member_page, _ = self.open(self.new_context(self.member), "/houses/h/")
+        member_page, _ = self.open(self.signed_in(self.member), "/houses/h/")
         row = f"#thread-{self.thread.id}"
         expect(house_tab.locator(f"{row} .last-chat")).to_have_text("No messages yet")
 
@@ -90,13 +47,13 @@ class HouseAndJoiningTests(ChannelsLiveServerTestCase):
         expect(house_tab.locator(f"{row} .unread")).to_have_count(0)
 
     def test_a_visitor_signs_up_through_an_invite_link_and_lands_in_the_house(self):
-        owner, _ = self.open(self.new_context(self.owner), "/houses/h/members/")
+        owner, _ = self.open(self.signed_in(self.owner), "/houses/h/members/")
         owner.select_option("select[name=days]", "1")
         owner.get_by_role("button", name="Make invite link").click()
         link = owner.locator("#invite-link").input_value()
         assert link.startswith(f"{self.live_server_url}/join/")
 
-        visitor, response = self.open(self.new_context(), link)
+        visitor, response = self.open(self.signed_in(), link)
         assert response.status == 200
         expect(visitor.locator("h1")).to_have_text("Join Harbour")
         visitor.get_by_label("Username").fill("newcomer")
@@ -116,7 +73,7 @@ class HouseAndJoiningTests(ChannelsLiveServerTestCase):
         expect(owner.locator(".invite-list")).to_contain_text("1 joined")
 
     def test_error_pages_keep_the_layout_and_offer_a_way_back(self):
-        member = self.new_context(self.member)
+        member = self.signed_in(self.member)
         page, response = self.open(member, "/houses/h/members/")
         assert response.status == 403
         expect(page.locator("h1")).to_have_text("Not allowed")

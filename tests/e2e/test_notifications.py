@@ -1,14 +1,10 @@
 """Notifications in the browser: the permission button (never asked on load), the thread
 bell, and what lands while the tab is hidden (title count, a desktop notification)."""
 
-import pytest
-from channels.testing import ChannelsLiveServerTestCase
-from django.test import Client
 from playwright.sync_api import expect
 
 from tests.e2e.console import watch_console
-from tests.factories import make_house, make_user
-from threads.lifecycle import create_thread
+from tests.e2e.live import HarbourCase
 
 WAIT = 15_000  # ms
 INCOGNITO_PUSH = "Chrome currently does not support the Push API in incognito mode"
@@ -38,36 +34,18 @@ RECORD = """
 """
 
 
-class NotificationTests(ChannelsLiveServerTestCase):
-    serve_static = False
-
-    @pytest.fixture(autouse=True)
-    def _browser(self, browser):
-        self.browser = browser
-
-    def setUp(self):
-        self.owner, self.member = make_user("olive"), make_user("mia")
-        self.house = make_house("h", owner=self.owner, members=[self.member], name="Harbour")
-        self.thread = create_thread(house=self.house, title="Plans", by=self.owner.agent)
-        self.contexts, self.errors = [], []
-
+class NotificationTests(HarbourCase):
     def tearDown(self):
-        for context in self.contexts:
-            context.close()
+        super().tearDown()
         # Chromium's own line when a test profile (incognito-like) subscribes to push; the
         # page catches the refusal and says push is unavailable.
         errors = [e for e in self.errors if not e.startswith(INCOGNITO_PUSH)]
         assert errors == [], errors
 
     def context_for(self, user, *, granted: bool):
-        client = Client()
-        client.force_login(user)
-        context = self.browser.new_context(base_url=self.live_server_url)
+        context = self.signed_in(user)
         if granted:
             context.grant_permissions(["notifications"], origin=self.live_server_url)
-        self.contexts.append(context)
-        cookie = {"name": "sessionid", "value": client.cookies["sessionid"].value}
-        context.add_cookies([cookie | {"url": self.live_server_url}])
         return context
 
     def open_thread(self, user, *, granted=True, record=False):
@@ -79,15 +57,6 @@ class NotificationTests(ChannelsLiveServerTestCase):
         page.goto(f"/threads/{self.thread.id}/")
         expect(page.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
         return page
-
-    def post(self, page, text):
-        token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
-        response = page.request.post(
-            f"/api/threads/{self.thread.id}/entries",
-            form={"text": text},
-            headers={"X-CSRFToken": token},
-        )
-        assert response.status == 201, response.text()
 
     def test_permission_is_asked_for_by_a_button_not_on_load(self):
         context = self.context_for(self.member, granted=False)
@@ -121,9 +90,9 @@ class NotificationTests(ChannelsLiveServerTestCase):
         mia = self.open_thread(self.member, record=True)
         expect(mia).to_have_title("Plans · arbe")
         mia.evaluate("window.__setHidden(true)")
-        self.post(olive, "@mia can you check the dates?")
+        self.post_chat(olive, "@mia can you check the dates?")
         expect(mia).to_have_title("(1) Plans · arbe", timeout=WAIT)
-        self.post(olive, "no mention in this one")
+        self.post_chat(olive, "no mention in this one")
         expect(mia).to_have_title("(2) Plans · arbe", timeout=WAIT)
         notices = mia.evaluate("window.__notices")
         assert notices == [
@@ -143,7 +112,7 @@ class NotificationTests(ChannelsLiveServerTestCase):
         expect(mia.locator("#thread-notify")).to_have_attribute("data-mode", "all")
         expect(mia.locator("#thread-notify .bell-state")).to_have_text("All messages")
         mia.evaluate("window.__setHidden(true)")
-        self.post(olive, "anyone around?")
+        self.post_chat(olive, "anyone around?")
         expect(mia).to_have_title("(1) Plans · arbe", timeout=WAIT)
         mia.wait_for_function("window.__notices.length === 1")
         assert mia.evaluate("window.__notices[0].title") == "olive in “Plans”"
@@ -152,6 +121,6 @@ class NotificationTests(ChannelsLiveServerTestCase):
         mia.locator("#thread-notify").get_by_label("Mute").check()
         expect(mia.locator("#thread-notify")).to_have_attribute("data-mode", "mute")
         mia.evaluate("window.__setHidden(true)")
-        self.post(olive, "@mia even a mention stays quiet")
+        self.post_chat(olive, "@mia even a mention stays quiet")
         expect(mia).to_have_title("(1) Plans · arbe", timeout=WAIT)
         assert mia.evaluate("window.__notices.length") == 1

@@ -3,58 +3,27 @@ title; a "New messages" divider in the thread; a newcomer starts at the tail (it
 
 import re
 
-import pytest
-from channels.testing import ChannelsLiveServerTestCase
-from django.test import Client
 from playwright.sync_api import expect
 
 from houses.membership import join_house
 from tests.e2e.console import watch_console
-from tests.factories import make_house, make_user
-from threads.lifecycle import create_thread
+from tests.e2e.live import HarbourCase
+from tests.factories import make_user
 
 WAIT = 15_000  # ms
 
 
-class UnreadEverywhereTests(ChannelsLiveServerTestCase):
-    serve_static = False  # the app serves its own static files
-
-    @pytest.fixture(autouse=True)
-    def _browser(self, browser):
-        self.browser = browser
-
-    def setUp(self):
-        self.owner, self.member = make_user("olive"), make_user("mia")
-        self.house = make_house("h", owner=self.owner, members=[self.member], name="Harbour")
-        self.thread = create_thread(house=self.house, title="Plans", by=self.owner.agent)
-        self.contexts, self.errors = [], []
-
+class UnreadEverywhereTests(HarbourCase):
     def tearDown(self):
-        for context in self.contexts:
-            context.close()
+        super().tearDown()
         assert self.errors == [], self.errors
 
     def open(self, user, path):
-        client = Client()
-        client.force_login(user)
-        context = self.browser.new_context(base_url=self.live_server_url)
-        self.contexts.append(context)
-        cookie = {"name": "sessionid", "value": client.cookies["sessionid"].value}
-        context.add_cookies([cookie | {"url": self.live_server_url}])
-        page = context.new_page()
+        page = self.signed_in(user).new_page()
         watch_console(page, self.errors)
         page.goto(path)
         expect(page.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
         return page
-
-    def post(self, page, text):
-        token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
-        response = page.request.post(
-            f"/api/threads/{self.thread.id}/entries",
-            form={"text": text},
-            headers={"X-CSRFToken": token},
-        )
-        assert response.status == 201, response.text()
 
     def test_houses_page_title_and_divider_follow_what_was_read(self):
         home = self.open(self.owner, "/")
@@ -64,8 +33,8 @@ class UnreadEverywhereTests(ChannelsLiveServerTestCase):
         house = self.open(self.owner, "/houses/h/")
         writer = self.open(self.member, "/houses/h/")
 
-        self.post(writer, "The first thing")
-        self.post(writer, "The second thing")
+        self.post_chat(writer, "The first thing")
+        self.post_chat(writer, "The second thing")
         expect(row.locator(".unread")).to_have_text(re.compile(r"^2\b"), timeout=WAIT)
         expect(row.locator(".unread")).to_have_attribute("title", "2 unread messages")
         expect(home).to_have_title("(2) Houses · arbe", timeout=WAIT)
@@ -83,7 +52,7 @@ class UnreadEverywhereTests(ChannelsLiveServerTestCase):
     def test_a_newcomer_starts_at_the_tail(self):
         writer = self.open(self.member, "/houses/h/")
         for n in range(3):
-            self.post(writer, f"history {n}")
+            self.post_chat(writer, f"history {n}")
         newcomer = make_user("nia")
         join_house(self.house, newcomer)
         home = self.open(newcomer, "/")
@@ -93,7 +62,7 @@ class UnreadEverywhereTests(ChannelsLiveServerTestCase):
         expect(thread.locator("#entries .entry.chat")).to_have_count(3)
         expect(thread.locator("#entries .unread-divider")).to_have_count(0)
         thread.close()
-        self.post(writer, "news for everyone")  # from the join on, news counts
+        self.post_chat(writer, "news for everyone")  # from the join on, news counts
         expect(home.locator(f"#house-{self.house.pk} .unread")).to_have_text(
             re.compile(r"^1\b"), timeout=WAIT
         )
