@@ -50,6 +50,12 @@ def check_size(size: int) -> None:
 
 def upload(access: ThreadAccess, name: str, data: bytes) -> Attachment:
     """Check ``data`` against the limits (by content) and store it with its thumbnail."""
+    return store_upload(access.thread, access.principal.agent_id, name, data)
+
+
+def store_upload(thread, uploader_id: str, name: str, data: bytes) -> Attachment:
+    """``upload`` for a known thread and uploader: also the worker's, for files a bot's
+    run wrote (``dispatch.run_files``); the same limits, by content."""
     size = len(data)
     check_size(size)
     found = sniff.inspect(data, max_pixels=limits.max_pixels())
@@ -60,9 +66,9 @@ def upload(access: ThreadAccess, name: str, data: bytes) -> Attachment:
             415,
         )
     row = Attachment(
-        house_id=access.thread.house_id,
-        thread=access.thread,
-        uploader_id=access.principal.agent_id,
+        house_id=thread.house_id,
+        thread=thread,
+        uploader_id=uploader_id,
         name=clean_name(name),
         size=size,
         content_type=found.content_type,

@@ -24,10 +24,10 @@ import contextlib
 import logging
 import random
 
-from channels.layers import get_channel_layer
 from django.db import transaction
 
 from arbe_site.concurrency import in_thread
+from arbe_site.events import send_to_group
 from boards.models import BoardRow, T3Host
 from boards.t3 import FIELDS, META, apply
 from boards.t3.rpc import Client, RpcError, StreamChunk, StreamDone, StreamError
@@ -196,16 +196,8 @@ def store(host: T3Host, changed: list, removed: list[str]) -> None:
 
 def announce(house_id: int, *, created: list, updated: list, removed: list) -> None:
     """``board.rows`` to ``house-<id>``; the stored rows stay the truth if this is lost."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    from asgiref.sync import async_to_sync
-
     event = {"type": "board.rows", "created": created, "updated": updated, "removed": removed}
-    try:
-        async_to_sync(layer.group_send)(f"house-{house_id}", event)
-    except Exception:
-        logger.exception("could not announce board rows of house %s", house_id)
+    send_to_group(f"house-{house_id}", event)
 
 
 class BoardService:

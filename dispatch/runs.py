@@ -22,6 +22,7 @@ from arbe_site.ids import time_ordered_id
 from dispatch.fencing import Fenced
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for
 from dispatch.pi.process import PiConfig, PiError, PiSession
+from dispatch.run_files import changed_files, files_in, upload_run_files
 from dispatch.traces import observer
 from houses.models import Agent
 from threads import sandbox_tokens
@@ -131,9 +132,9 @@ async def run_coding(claim: Claim, epoch: int | None = None) -> None:
     ok, report = False, ""
     try:
         await sandbox.append(ThreadRunState(runId=claim.run_id, state="running", agentId=bot.id))
-        ok, report, messages = await _run_pi(claim, child, bot, sandbox)
+        ok, report, files = await _run_pi(claim, child, bot, sandbox)
         if ok:
-            await sandbox.append(Chat(text=report[:20_000]))
+            await sandbox.append(Chat(text=report[:20_000], attachments=files))
         state = "finished" if ok else "failed"
         await sandbox.append(ThreadRunState(runId=claim.run_id, state=state, agentId=bot.id))
     except Fenced:
@@ -169,12 +170,12 @@ async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWrite
     messages: list[dict] = []
     problem = config_problem(bot.provider, bot.api_key_env, source)
     if problem is not None:  # the key rule and the key, as before a reply
-        return False, f"The run failed: {short_reason(problem[1])}", messages
+        return False, f"The run failed: {short_reason(problem[1])}", []
     narration = Narration()
     try:
         session = await PiSession.start(config)
     except PiError as exc:
-        return False, f"Pi could not start: {short_reason(str(exc))}", messages
+        return False, f"Pi could not start: {short_reason(str(exc))}", []
     trace = observer(session_id=child.pk, distinct_id=bot.id, name="coding_run")
     session.observe(trace.see)
     ended = False
@@ -196,46 +197,14 @@ async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWrite
     finally:
         trace.close("" if ended else "The run ended before Pi finished.")
         await session.close()
-    changed = changed_files(before, await in_thread(files_in, config.workspace))
-    if changed:
+    after = await in_thread(files_in, config.workspace)
+    if changed := changed_files(before, after):
         await sandbox.append(FilesChanged(paths=changed, runId=claim.run_id))
     failure = assistant_failure(messages[-1]) if messages else "Pi produced no answer."
     if failure:
-        return False, f"The run failed: {short_reason(failure)}", messages
-    return True, final_text(messages) or "(The run finished without a report.)", messages
-
-
-FILES_SEEN = 20_000  # a workspace walk stops here: bounded whatever a run writes
-FILES_TOLD = 1_000  # paths one signal.files.changed names (the contract's bound)
-
-
-def files_in(workspace) -> dict[str, tuple[int, int]]:
-    """Relative path -> (mtime ns, size) of the workspace's files, at most ``FILES_SEEN``."""
-    import os
-
-    found: dict[str, tuple[int, int]] = {}
-    root = str(workspace)
-    if not os.path.isdir(root):
-        return found
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != ".git")
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            try:
-                stat = os.lstat(path)
-            except OSError:
-                continue
-            found[os.path.relpath(path, root)] = (stat.st_mtime_ns, stat.st_size)
-            if len(found) >= FILES_SEEN:
-                return found
-    return found
-
-
-def changed_files(before: dict, after: dict) -> list[str]:
-    """Paths a run added, changed or removed, sorted, at most ``FILES_TOLD`` (each cut to
-    the contract's 1,000 characters)."""
-    paths = {p for p, seen in after.items() if before.get(p) != seen} | (before.keys() - after)
-    return [p[:1_000] for p in sorted(paths)[:FILES_TOLD]]
+        return False, f"The run failed: {short_reason(failure)}", []
+    files = await in_thread(upload_run_files, child.pk, bot.id, config.workspace, before, after)
+    return True, final_text(messages) or "(The run finished without a report.)", files
 
 
 def report_to_parent(claim: Claim, ok: bool, report: str) -> None:

@@ -26,13 +26,13 @@ import contextlib
 import hashlib
 from dataclasses import dataclass
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.contrib.auth import HASH_SESSION_KEY, get_user_model
 from django.contrib.auth.signals import user_logged_out
 from django.db import transaction
 from django.db.models.signals import post_delete, post_init, post_save
 
+from arbe_site.events import send_to_group
 from houses.models import ApiToken, Membership
 
 SIGNED_OUT = 4401  # the session or token that opened the read no longer signs anyone in
@@ -87,15 +87,7 @@ def revoke(user_id, code: int, **scope) -> None:
     ``scope``: ``house``, ``session``, ``token``, ``password`` (see ``ends``); none: all.
     """
     event = {"type": EVENT, "code": code, **scope}
-    transaction.on_commit(lambda: _send(user_group(user_id), event))
-
-
-def _send(group: str, event: dict) -> None:
-    from channels.layers import get_channel_layer
-
-    layer = get_channel_layer()
-    if layer is not None:
-        async_to_sync(layer.group_send)(group, event)
+    transaction.on_commit(lambda: send_to_group(user_group(user_id), event))
 
 
 # -- what ends the right --------------------------------------------------------------------

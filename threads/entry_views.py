@@ -153,6 +153,15 @@ def page_items(
             case E.DispatchStarted():
                 item = replies[p.dispatchId] = open_by_bot[p.agentId] = Item(entry)
                 items.append(item)
+            case E.ThreadRunState(state="running", childThreadId=None, agentId=str(bot)):
+                # A run, on its own thread, reads as a reply: its Pi entries carry the run id.
+                item = replies[p.runId] = open_by_bot[bot] = Item(entry)
+                items.append(item)
+            case E.ThreadRunState(state="failed" | "dead", childThreadId=None) if (
+                run := replies.get(p.runId)
+            ):
+                run.failure = entry
+                _close(open_by_bot, run)
             case E.DispatchPhase():
                 if reply:
                     reply.phase = p
@@ -199,6 +208,11 @@ def _complete(replies: dict[str, Item], open_by_bot: dict[str, Item], lookahead)
                 reply.failure = entry
 
 
+def reply_id(started: E.DispatchStarted | E.ThreadRunState) -> str:
+    """What a reply's parts carry as their ``dispatchId``: a run's is its run id."""
+    return started.runId if isinstance(started, E.ThreadRunState) else started.dispatchId
+
+
 def _close(open_by_bot: dict[str, Item], reply: Item) -> None:
     agent = reply.entry.payload.agentId
     if open_by_bot.get(agent) is reply:
@@ -220,7 +234,7 @@ def item_context(item: Item, names: Names) -> dict | None:
     elif item.reply is not None:
         reply = item.reply
         view["reply"] = {
-            "dispatch": reply.entry.payload.dispatchId,
+            "dispatch": reply_id(reply.entry.payload),
             "transcript": [v for e in reply.transcript if (v := describe(e, names))],
             "spend": spend_text(reply.spend),
         }
@@ -275,6 +289,14 @@ def _describe(entry: E.Entry, names: Names) -> dict | None:
                 "bot_id": p.agentId,
                 "dispatch": p.dispatchId,
                 "line": "is thinking",
+            }
+        case E.ThreadRunState(state="running", childThreadId=None, agentId=str(bot)):
+            return base | {
+                "kind": "reply",
+                "bot": names.of(bot),
+                "bot_id": bot,
+                "dispatch": p.runId,
+                "line": "is working",
             }
         case E.DirectorOutcome() | E.DirectorDecided() | E.DispatchFinished():
             return None  # the Now panel and the answer's footer say these

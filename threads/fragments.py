@@ -132,6 +132,10 @@ def reply_update(entry: E.Entry, names: Names) -> str | None:
                 "kind": "failed",
                 "line": narration(p, names, entry.authorId) or "The reply failed.",
             }
+        case E.ThreadRunState(state="failed" | "dead", childThreadId=None):
+            line = narration(p, names, entry.authorId) or "The run failed."
+            context = {"kind": "failed", "line": line}
+            return render_to_string("threads/_reply_update.html", context | {"dispatch": p.runId})
         case _:
             return None
     return render_to_string("threads/_reply_update.html", context | {"dispatch": p.dispatchId})

@@ -81,9 +81,8 @@ def check_write(writer: Writer, entry: Entry) -> None:
     if payload.type not in BOT_KINDS or payload.type not in writer.kinds:
         raise WriteRefused(f"this token may not write {payload.type}")
     if isinstance(payload, Chat | EnvironmentPrepared):
-        if isinstance(payload, Chat) and payload.attachments:
-            # Refs are filled in by the server from uploads; a sandbox has none to name.
-            raise WriteRefused("a bot's chat carries no attachments through the sandbox")
+        # A chat's attachment refs are the server's, from the writer's own uploads
+        # (attachments.service.claim, called by whoever appends: posting, the sandbox proxy).
         if isinstance(payload, EnvironmentPrepared) and payload.agentId != writer.agent_id:
             raise WriteRefused("a bot prepares only its own environment")
         return

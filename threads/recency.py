@@ -16,13 +16,12 @@ import threading
 import time
 from collections.abc import Sequence
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.db import close_old_connections
 from django.db.models import Q
 
 import notify.outbox
 import search.index
+from arbe_site.events import send_to_group
 from streams.client import (
     AsyncDurableStreamClient,
     DurableStreamClient,
@@ -62,15 +61,8 @@ def bump_last_entry_ts(thread_id: str, ts: int) -> int:
 def announce_row(thread_id: str) -> None:
     """Tell the house's live pages that a thread row moved; the row stays the truth."""
     house_id = Thread.objects.filter(pk=thread_id).values_list("house_id", flat=True).first()
-    layer = get_channel_layer()
-    if house_id is None or layer is None:
-        return
-    try:
-        async_to_sync(layer.group_send)(
-            f"house-{house_id}", {"type": "thread.row", "thread": thread_id}
-        )
-    except Exception:  # a lost event is repaired by the next page load
-        logger.exception("could not announce the row of thread %s", thread_id)
+    if house_id is not None:
+        send_to_group(f"house-{house_id}", {"type": "thread.row", "thread": thread_id})
 
 
 class RecencyThrottle:

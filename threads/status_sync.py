@@ -14,10 +14,9 @@ from __future__ import annotations
 import logging
 import time
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.db.models import F, Q
 
+from arbe_site.events import send_to_group
 from threads.current import load_view
 from threads.log import log_reader
 from threads.models import Thread
@@ -85,16 +84,8 @@ def _tail_offset(thread: Thread) -> str:
 
 def announce(thread: Thread, status: ThreadStatus) -> None:
     """Tell the house's live pages; the stored row stays the truth if this is lost."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        async_to_sync(layer.group_send)(
-            f"house-{thread.house_id}",
-            {"type": "thread.status", "thread": thread.pk, "status": status.state},
-        )
-    except Exception:  # a lost event is repaired by the next page load
-        logger.exception("could not announce status of thread %s", thread.pk)
+    event = {"type": "thread.status", "thread": thread.pk, "status": status.state}
+    send_to_group(f"house-{thread.house_id}", event)
 
 
 def owed_a_pass() -> Q:

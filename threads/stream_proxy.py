@@ -25,6 +25,7 @@ from arbe_site.api import (
 )
 from arbe_site.ids import time_ordered_id
 from arbe_site.per_loop import per_loop
+from attachments.service import claim
 from houses.access import access_stream, access_thread
 from streams import wire
 from streams.client import AsyncDurableStreamClient, async_service_client
@@ -160,13 +161,14 @@ async def sandbox_stream(request, name):
     access = await sync_to_async(access_stream)(request.principal, name)
     entries = stamp(decode_sandbox_body(request_body(request)), access.principal.agent_id)
     # The whole batch is checked before anything is appended: all of it lands or none.
-    bodies = [encode_entry(e) for e in entries]
     writer = access.principal.writer()
     for entry in entries:
         check_write(writer, entry)
     if earlier := await sync_to_async(retried)(access, entries):
         body = {"entries": [to_builtins(e) for e in earlier], "offset": None, "duplicate": True}
         return json_response(body)
+    entries = await sync_to_async(with_files)(access, entries)
+    bodies = [encode_entry(e) for e in entries]
     client = _upstream()
     producer = fenced_producer(request, access.principal.claims)
     try:
@@ -217,6 +219,20 @@ def stamp(items: list[SandboxEntry], agent_id: str | None) -> list[Entry]:
     if len({e.id for e in entries}) != len(entries):
         raise EntryError("Each entry of a batch needs its own id - at `$[*].id`")
     return entries
+
+
+def with_files(access, entries: list[Entry]) -> list[Entry]:
+    """Chats as the server knows their files: the writer's own uploads in this thread,
+    linked to the entry (404 for any other id), as a person's post (``threads.posting``)."""
+    linked = []
+    for e in entries:
+        if isinstance(e.payload, Chat) and e.payload.attachments:
+            refs = claim(access, [a.id for a in e.payload.attachments], e.id)
+            e = msgspec.structs.replace(
+                e, payload=msgspec.structs.replace(e.payload, attachments=refs)
+            )
+        linked.append(e)
+    return linked
 
 
 def retried(access, entries: list[Entry]) -> list[Entry] | None:

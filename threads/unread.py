@@ -19,13 +19,12 @@ import re
 from collections.abc import Sequence
 from datetime import timedelta
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.db import connection
 from django.db.models import Case, F, OuterRef, Q, Subquery, Sum, Value, When
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from arbe_site.events import send_to_group
 from threads.entries import Chat, EntryDeleted, first_of_each_id
 from threads.models import EntryLocation, Thread, ThreadRead
 
@@ -186,13 +185,7 @@ def _mark_read(user_id, thread_id: str, seq: int | None = None) -> bool:
             return False
     if not advance(user_id, thread_id, seq):
         return False
-    layer = get_channel_layer()
-    if layer is not None:
-        try:
-            event = {"type": "thread.read", "thread": thread_id}
-            async_to_sync(layer.group_send)(reads_group(user_id), event)
-        except Exception:  # the next page load shows the stored position anyway
-            logger.exception("could not announce a read of thread %s", thread_id)
+    send_to_group(reads_group(user_id), {"type": "thread.read", "thread": thread_id})
     return True
 
 

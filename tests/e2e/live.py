@@ -140,10 +140,20 @@ class LiveThreadCase(ChannelsLiveServerTestCase):
             expect(page.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
         return page, response
 
-    def say(self, page, text):
+    def say(self, page, text, stored=True):
+        """Send from the compose box; by default return once the server has answered the POST,
+        so a navigation that follows can't abort the send (the box clears before it lands)."""
         box = page.locator("#compose textarea")
         box.fill(text)
-        box.press("Enter")
+        if not stored:
+            box.press("Enter")
+        else:
+            action = page.locator("#compose").get_attribute("action")
+            with page.expect_response(
+                lambda r: r.request.method == "POST" and r.url.endswith(action), timeout=WAIT
+            ) as answer:
+                box.press("Enter")
+            assert answer.value.ok, answer.value.status
         expect(box).to_have_value("", timeout=WAIT)
 
     def chats(self, page):

@@ -5,6 +5,7 @@ inline preview and a named file for everyone in the thread, a download, a non-me
 import base64
 import io
 import os
+from pathlib import Path
 
 from PIL import Image
 from playwright.sync_api import expect
@@ -12,8 +13,10 @@ from playwright.sync_api import expect
 from tests.e2e.console import watch_console
 from tests.e2e.live import WAIT, LiveThreadCase
 from tests.integration.attachments.files import png_bomb
+from tests.peers.fake_llm import Text, bash
 
 SHOTS = os.environ.get("ARBE_SHOTS_DIR", "")
+DESKTOP, PHONE = {"width": 1280, "height": 800}, {"width": 390, "height": 844}
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 
 
@@ -131,7 +134,7 @@ class AttachmentTests(LiveThreadCase):
             0, timeout=WAIT
         )
         assert member.request.get(href).status == 404
-        assert errors == []
+        assert errors == [], errors
 
     def test_a_refused_file_says_which_limit(self):
         errors: list[str] = []
@@ -169,4 +172,48 @@ class AttachmentTests(LiveThreadCase):
         owner.reload()
         expect(owner.locator("#entries")).to_contain_text("Files removed.", timeout=WAIT)
         expect(owner.locator(".files .download")).to_have_count(0)
-        assert errors == []
+        assert errors == [], errors
+
+    def test_a_runs_report_shows_the_files_it_wrote(self):
+        """The files a delegated run wrote come back on its report: a preview, a named file,
+        a download, and a non-member's 404, as for a person's upload."""
+        errors: list[str] = []
+        chart = base64.b64encode(png(320, 180, (60, 110, 200))).decode()
+        self.fake.script(
+            bash(
+                f"mkdir -p out && echo {chart} | base64 -d > out/chart.png"
+                " && printf 'week,sales\\n1,40\\n2,90\\n' > out/sales.csv"
+            ),
+            Text("Charted the **weekly sales**: see the files."),
+        )
+        owner, _ = self.page_for(self.owner)
+        token = next(c["value"] for c in owner.context.cookies() if c["name"] == "csrftoken")
+        answer = owner.request.post(
+            f"/api/threads/{self.thread.id}/runs",
+            data={"agent": "helper", "task": "chart the weekly sales"},
+            headers={"X-CSRFToken": token},
+        )
+        assert answer.status == 201, answer.text()
+        child = answer.json()["run"]["childThreadId"]
+        for size, name in ((DESKTOP, "run-files.png"), (PHONE, "run-files-phone.png")):
+            member, _ = self.page_for(self.member, f"/threads/{child}/", viewport=size)
+            watch_console(member, errors)
+            report = member.locator(".entry.chat", has_text="weekly sales")
+            expect(report).to_have_count(1, timeout=60_000)
+            image = report.locator(".files .preview img")
+            expect(image).to_have_attribute("alt", "chart.png")
+            image.scroll_into_view_if_needed()
+            member.wait_for_function(
+                "img => img.complete && img.naturalWidth > 0", arg=image.element_handle()
+            )
+            expect(report.locator(".files .download .file-name")).to_have_text(
+                ["chart.png", "sales.csv"]
+            )
+            self.shot(member, name)
+        with member.expect_download() as download:
+            report.locator(".files .download", has_text="sales.csv").click()
+        assert Path(download.value.path()).read_bytes() == b"week,sales\n1,40\n2,90\n"
+        href = report.locator(".files .download", has_text="sales.csv").get_attribute("href")
+        stranger, response = self.page_for(self.stranger, href)
+        assert response.status == 404
+        assert errors == [], errors

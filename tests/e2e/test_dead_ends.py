@@ -70,7 +70,7 @@ class DeadEndsTests(StrictCase):
         self.allowed_console = ("ERR_INTERNET_DISCONNECTED", "WebSocket")
         page.context.set_offline(True)
         page.evaluate("window.arbeSocket.close(4000)")
-        self.say(page, "written in the tunnel")
+        self.say(page, "written in the tunnel", stored=False)
         queued = page.locator(".entry.chat.failed", has_text="written in the tunnel")
         expect(queued.locator(".send-state")).to_have_text(
             re.compile(r"^Will send when you're back online\."), timeout=WAIT

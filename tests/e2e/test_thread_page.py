@@ -147,7 +147,7 @@ class ThreadPageTests(LiveThreadCase):
         expect(conn.locator(".conn-reconnecting")).to_be_hidden()
         page.context.set_offline(True)
         page.evaluate("window.arbeSocket.close(4000)")
-        self.say(page, "written on the train")
+        self.say(page, "written on the train", stored=False)
         failed = page.locator(".entry.chat.failed", has_text="written on the train")
         expect(failed).to_be_visible(timeout=WAIT)
         # Queued, as the banner says: it goes by itself (no Retry while offline).
@@ -180,7 +180,7 @@ class ThreadPageTests(LiveThreadCase):
                 route.continue_()
 
         page.route(re.compile(r"/api/threads/.*/entries$"), flaky)
-        self.say(page, "first try fails")
+        self.say(page, "first try fails", stored=False)
         failed = page.locator(".entry.chat.failed")
         expect(failed).to_be_visible(timeout=WAIT)
         failed.get_by_role("button", name="Retry").click()
@@ -190,7 +190,7 @@ class ThreadPageTests(LiveThreadCase):
         assert calls[0] == calls[1]  # the retry sends the same text and the same id
         # The server stored the next one although its answer was lost: the socket brings it,
         # and the page shows it once.
-        self.say(page, "answer lost")
+        self.say(page, "answer lost", stored=False)
         expect(page.locator(".entry.chat:not(.pending)", has_text="answer lost")).to_have_count(
             1, timeout=WAIT
         )

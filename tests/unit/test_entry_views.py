@@ -70,3 +70,44 @@ def test_director_outcomes_never_follow_chat():
     outcome = E.DirectorOutcome(upTo="e1", picked=[], reason="No bot was mentioned.")
     shown = views([entry(1, E.Chat(text="hi"), MIA), entry(2, outcome)])
     assert [v["kind"] for v in shown] == ["chat"]
+
+
+def run(n, *, end="finished"):
+    """A delegated run on its own thread: the run's Pi entries carry its run id."""
+    state = lambda s: E.ThreadRunState(runId="r1", state=s, agentId=BOT)  # noqa: E731
+    out = [
+        entry(n, state("claimed"), BOT),
+        entry(n + 1, state("running"), BOT),
+        entry(n + 2, E.DispatchPhase(dispatchId="r1", phase="tool", round=1, tool="bash"), BOT),
+        entry(n + 3, E.PiAssistant(dispatchId="r1", message={"content": []}), BOT),
+    ]
+    if end == "finished":
+        out.append(entry(n + 4, E.Chat(text="report"), BOT))
+    out.append(entry(n + 5, state(end), BOT))
+    return out
+
+
+def test_a_run_on_its_thread_reads_as_a_reply_folded_into_its_report():
+    shown = views(run(1))
+    assert [v["kind"] for v in shown] == ["signal", "chat", "signal"]
+    assert shown[0]["line"].startswith("Run @helper claimed")
+    assert shown[1]["reply"]["dispatch"] == "r1" and len(shown[1]["reply"]["transcript"]) == 1
+    assert shown[2]["line"] == "Run @helper finished"
+
+
+def test_a_failed_run_is_its_one_failed_line():
+    shown = views(run(1, end="failed"))
+    assert [v["kind"] for v in shown] == ["signal", "reply"]
+    assert shown[1]["failed"] == "Run @helper failed"
+
+
+def test_live_a_runs_entries_find_the_place_its_page_gives_them():
+    """Live fragments target what the running state's fragment made: its transcript, its
+    line, its failure (a page loaded later folds the same entries the same way)."""
+    from threads.fragments import entry_fragments
+
+    parts = dict(entry_fragments(run(1, end="failed"), NAMES, "t1"))
+    assert 'id="tr-r1"' in parts["e2"] and 'id="rp-r1"' in parts["e2"]
+    assert "#tr-r1" in parts["e4"]
+    assert 'id="rp-r1" hx-swap-oob="true"' in parts["e3"]
+    assert 'id="rl-r1"' in parts["e6"] and "Run @helper failed" in parts["e6"]

@@ -200,24 +200,39 @@ def test_search_finds_a_message_by_its_file_name(world, files_on_disk):
     )
 
 
-def test_a_bot_cannot_attach_through_the_sandbox(world, files_on_disk):
+def test_a_bot_attaches_only_its_own_uploads_through_the_sandbox(world, files_on_disk):
+    """The sandbox proxy links a bot's chat files as a post does: its own uploads in this
+    thread (a run's files, dispatch.run_files), with the server's refs, not the claimed ones."""
+    from attachments.service import store_upload
+
     bot = world.jwt_client(world.jwt())
-    entry = {
-        "id": "bot-files-1",
-        "payload": {
-            "type": "chat",
-            "text": "look",
-            "attachments": [{"id": "x", "name": "x.png", "size": 1, "contentType": "image/png"}],
-        },
-        "authorId": world.bot.id,
-    }
-    response = bot.post(
-        f"/api/stream/{world.thread.stream_name}",
-        json.dumps(entry),
-        content_type="application/json",
-    )
-    assert response.status_code == 403, response.content
-    assert "attachments" in response.json()["error"]
+    theirs = upload(world.client_for(world.author), world.thread, files.png(), "a.png")
+    own = store_upload(world.thread, world.bot.id, "chart.png", files.png())
+
+    def send(entry_id, attachment_id):
+        lie = {"id": attachment_id, "name": "x.exe", "size": 1, "contentType": "text/html"}
+        entry = {
+            "id": entry_id,
+            "payload": {"type": "chat", "text": "look", "attachments": [lie]},
+            "authorId": world.bot.id,
+        }
+        return bot.post(
+            f"/api/stream/{world.thread.stream_name}",
+            json.dumps(entry),
+            content_type="application/json",
+        )
+
+    refused = send("bot-files-1", theirs.json()["attachment"]["id"])
+    assert refused.status_code == 404, refused.content
+    assert Attachment.objects.get(id=theirs.json()["attachment"]["id"]).entry_id == ""
+    sent = send("bot-files-2", own.id)
+    assert sent.status_code == 200, sent.content
+    [ref] = sent.json()["entries"][0]["payload"]["attachments"]
+    assert (ref["name"], ref["contentType"], ref["size"]) == ("chart.png", "image/png", own.size)
+    reader = world.client_for(world.member)
+    assert reader.get(file_url(world.thread, own.id)).status_code == 200
+    again = send("bot-files-3", own.id)  # one message carries a file
+    assert again.status_code == 409, again.content
 
 
 def test_uploads_no_message_took_are_cleaned_later(world, storage_kind):

@@ -109,3 +109,42 @@ def test_files_a_run_writes_are_told_in_its_thread(live):
     assert [(c.payload.paths, c.payload.runId) for c in changed] == [(["notes/plan.md"], run["id"])]
     types = live.types(child)
     assert types.index("signal.files.changed") < types.index("chat")  # before the report
+
+
+WRITES = " && ".join(
+    [
+        "mkdir -p notes .cache node_modules/pkg",
+        "echo hi > notes/plan.md",
+        "printf 'a,b\\n1,2\\n' > table.csv",
+        "echo kept > .cache/state",
+        "echo dep > node_modules/pkg/index.js",
+        "ln -s /etc/passwd leak.txt",
+        "ln -s /etc notes/etc",
+        ": > empty.txt",
+    ]
+)
+
+
+def test_a_runs_report_carries_the_files_it_wrote(live, settings):
+    """Issue 27: what a run wrote comes back on its report as attachments, fetched like a
+    person's; hidden and tool folders, empty files and symlinks out of the workspace don't."""
+    settings.ARBE_ATTACHMENTS_MAX_PER_MESSAGE = 2
+    live.fake.script(bash(WRITES + " && printf z > zzz.txt"), Text("wrote the plan"))
+    run = delegate(live, task="write the plan")
+    live.settle()
+    child = Thread.objects.get(pk=run["childThreadId"])
+    changed = [e for e in live.entries(child) if e.type == "signal.files.changed"][0]
+    assert {"leak.txt", ".cache/state", "zzz.txt"} <= set(changed.payload.paths)
+    report = [e for e in live.entries(child) if e.type == "chat"][-1]
+    assert report.authorId == live.world.bot.id and report.payload.text == "wrote the plan"
+    files = report.payload.attachments
+    # In path order, at most the per-message count: zzz.txt is only named by the signal.
+    assert [(f.name, f.contentType, f.size) for f in files] == [
+        ("plan.md", "text/plain", 3),
+        ("table.csv", "text/plain", 8),
+    ]
+    got = live.client.get(f"/attachments/{child.id}/{files[0].id}/file")
+    assert got.status_code == 200 and b"".join(got.streaming_content) == b"hi\n"
+    assert got["Content-Disposition"].startswith("attachment;")
+    outsider = live.world.client_for(live.world.stranger)
+    assert outsider.get(f"/attachments/{child.id}/{files[0].id}/file").status_code == 404
