@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 
 from boards.models import BoardRow
 from houses.access import access_house
-from houses.revocation import EVENT, Reader, ends, user_group
+from houses.revocation import EVENT, Reader, ends, socket_session_end, stop_waiting, user_group
 
 NOT_A_MEMBER = 4404
 
@@ -49,6 +49,7 @@ class BoardConsumer(AsyncWebsocketConsumer):
     house_id = None
     reader = None
     grouped = False
+    session_end = None  # the task that ends the read when its session expires
 
     async def connect(self):
         user = self.user = self.scope["user"]
@@ -62,6 +63,7 @@ class BoardConsumer(AsyncWebsocketConsumer):
             return
         self.house_id = house_id
         self.reader = Reader.of_session(self.scope.get("session"), house_id)
+        self.session_end = socket_session_end(self)
         await self.channel_layer.group_add(f"house-{house_id}", self.channel_name)
 
     async def dispatch(self, message):
@@ -88,6 +90,7 @@ class BoardConsumer(AsyncWebsocketConsumer):
             self.house_id = None
 
     async def disconnect(self, code):
+        await stop_waiting(self.session_end)
         await self.stop_following()
         if self.grouped:
             await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)

@@ -25,7 +25,7 @@ from django.http import Http404
 
 from houses.access import access_house
 from houses.fragments import list_fragment, row_fragment
-from houses.revocation import Reader, ends, user_group
+from houses.revocation import Reader, ends, socket_session_end, stop_waiting, user_group
 from threads.consumers import NOT_A_MEMBER
 from threads.models import Thread
 from threads.unread import reads_group
@@ -62,6 +62,7 @@ class HouseConsumer(AsyncWebsocketConsumer):
     house_id = None
     reader = None
     grouped = False
+    session_end = None  # the task that ends the read when its session expires
     resync = None
     fingerprint = None
 
@@ -77,6 +78,7 @@ class HouseConsumer(AsyncWebsocketConsumer):
             return
         self.house_id = access.house.pk
         self.reader = Reader.of_session(self.scope.get("session"), self.house_id)
+        self.session_end = socket_session_end(self)
         await self.channel_layer.group_add(f"house-{self.house_id}", self.channel_name)
         await self.channel_layer.group_add(reads_group(self.user.pk), self.channel_name)
         # Subscribed first, then the snapshot: nothing falls between the page and the socket.
@@ -142,6 +144,7 @@ class HouseConsumer(AsyncWebsocketConsumer):
             self.house_id = None
 
     async def disconnect(self, code):
+        await stop_waiting(self.session_end)
         await self.stop_following()
         if self.grouped:
             await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -152,6 +153,66 @@ def connect_signals() -> None:
     post_delete.connect(_token_deleted, sender=ApiToken, dispatch_uid=f"{uid}.token_deleted")
 
 
+# -- a session's own end -------------------------------------------------------------------
+# Nothing announces a session running out, so a read opened with one waits for its
+# ``expire_date`` itself, and looks again then: a session used meanwhile may have been
+# extended. Engines that keep no ``Session`` row (signed cookies, cache-only) aren't watched.
+SESSION_ROW_ENGINES = (
+    "django.contrib.sessions.backends.db",
+    "django.contrib.sessions.backends.cached_db",
+)
+LOOK_AGAIN_S = 3600.0  # a long wait is cut into looks, so a moved expiry is seen within this
+
+
+def session_ends_at(key: str):
+    """When the session ``key`` stops signing anyone in; None when it no longer exists."""
+    from django.contrib.sessions.models import Session
+
+    rows = Session.objects.filter(session_key=key).values_list("expire_date", flat=True)
+    return rows.first()
+
+
+def until_session_ends(session, end: Callable[[], Awaitable[None]]) -> asyncio.Task | None:
+    """A task that awaits ``end()`` once ``session`` has expired (or gone); cancel it when the
+    read ends first. None for a read without a session row to watch."""
+    key = getattr(session, "session_key", None)
+    if not key or settings.SESSION_ENGINE not in SESSION_ROW_ENGINES:
+        return None
+    return asyncio.create_task(_wait_for_session_end(key, end))
+
+
+async def _wait_for_session_end(key: str, end: Callable[[], Awaitable[None]]) -> None:
+    from asgiref.sync import sync_to_async
+    from django.utils import timezone
+
+    while True:
+        ends_at = await sync_to_async(session_ends_at)(key)
+        left = 0.0 if ends_at is None else (ends_at - timezone.now()).total_seconds()
+        if left <= 0:
+            await end()
+            return
+        await asyncio.sleep(min(left + 0.05, LOOK_AGAIN_S))
+
+
+async def stop_waiting(task: asyncio.Task | None) -> None:
+    if task is not None and not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def socket_session_end(consumer) -> asyncio.Task | None:
+    """For a socket consumer: when its session expires, the same event signing out sends,
+    to its own channel, so its ``access_revoked`` handler closes it 4401 in turn."""
+
+    async def end() -> None:
+        await consumer.channel_layer.send(
+            consumer.channel_name, {"type": EVENT, "code": SIGNED_OUT}
+        )
+
+    return until_session_ends(consumer.scope.get("session"), end)
+
+
 # -- a live HTTP read (long-poll, SSE) ------------------------------------------------------
 
 
@@ -172,6 +233,7 @@ class Watch:
         self._layer = None
         self._channel = None
         self._task: asyncio.Task | None = None
+        self._expiry: asyncio.Task | None = None
 
     @classmethod
     async def open(cls, user_id) -> Watch:
@@ -186,11 +248,17 @@ class Watch:
             watch._task = asyncio.create_task(watch._listen())
         return watch
 
-    def follow(self, reader: Reader) -> None:
+    def follow(self, reader: Reader, session=None) -> None:
+        """``session``: the one a cookie read was opened with; its expiry ends the read."""
         self.reader = reader
         for event in self._pending:  # arrived between the join and the access check
             self._check(event)
         self._pending.clear()
+        self._expiry = until_session_ends(session, self._session_ended)
+
+    async def _session_ended(self) -> None:
+        self.code = SIGNED_OUT
+        self.ended.set()
 
     def _check(self, event: dict) -> None:
         if self.reader is None:
@@ -204,6 +272,7 @@ class Watch:
             self._check(await self._layer.receive(self._channel))
 
     async def close(self) -> None:
+        await stop_waiting(self._expiry)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -23,7 +23,7 @@ from django.http import Http404
 from houses.access import access_person_thread
 from houses.membership import agent_for_user
 from houses.principals import person
-from houses.revocation import Reader, ends, user_group
+from houses.revocation import Reader, ends, socket_session_end, stop_waiting, user_group
 from streams import errors
 from threads import presence, watching
 from threads.fragments import entry_fragments, offset_marker
@@ -85,6 +85,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
     read_at = 0.0
     reader = None
     grouped = False
+    session_end = None  # the task that ends the read when its session expires
 
     async def connect(self):
         self.user = self.scope["user"]
@@ -99,6 +100,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             return
         self.house_id = access.thread.house_id
         self.reader = Reader.of_session(self.scope.get("session"), self.house_id)
+        self.session_end = socket_session_end(self)
         await self.join_presence(access.principal.agent_id)
         await watching.opened(self.user.pk, self.thread_id)
         self.read_at = time.monotonic()  # opening marked the thread read
@@ -214,6 +216,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=presence.fragment(event))
 
     async def disconnect(self, code):
+        await stop_waiting(self.session_end)
         if getattr(self, "me", None) is not None:
             await self.announce("left")
             await self.channel_layer.group_discard(

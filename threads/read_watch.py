@@ -35,6 +35,14 @@ def reader_of(request, house_id: int) -> Reader:
     return Reader.of_session(getattr(request, "session", None), house_id)
 
 
+def session_of(request):
+    """The session a cookie read was opened with (its expiry ends the read); None for a
+    token's read, which ends with the token."""
+    if request.principal.token_id is not None:
+        return None
+    return getattr(request, "session", None)
+
+
 def refusal(watch: Watch) -> Exception:
     """What a new request would be answered, now that the right has ended."""
     if watch.code == NO_ACCESS:

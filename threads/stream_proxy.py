@@ -34,7 +34,7 @@ from threads.entries import AnyPayload, Chat, Entry, EntryError, Id, encode_entr
 from threads.models import EntryLocation
 from threads.permissions import WriteRefused, check_write
 from threads.posting import IdTaken
-from threads.read_watch import reader_of, unless_ended, until_ended, watch_for
+from threads.read_watch import reader_of, session_of, unless_ended, until_ended, watch_for
 from threads.reading import find_entry
 from threads.recency import after_append
 
@@ -77,7 +77,7 @@ async def watched_read(request, resolve):
     try:
         access = await resolve()
         if watch is not None:
-            watch.follow(reader_of(request, access.thread.house_id))
+            watch.follow(reader_of(request, access.thread.house_id), session_of(request))
         response = await proxy_read(request, access.thread.stream_name, watch)
     except BaseException:
         if watch is not None:

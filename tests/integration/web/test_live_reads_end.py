@@ -309,3 +309,48 @@ async def test_deactivation_ends_token_reads_too(world):
 
     await sync_to_async(deactivate)()
     await asyncio.wait_for(drained(chunks), WAIT_S)
+
+
+# -- a session running out ------------------------------------------------------------------
+
+
+def expire_in(client, seconds: float) -> None:
+    """Move the stored expiry of ``client``'s session, as time passing would."""
+    import datetime as dt
+
+    from django.contrib.sessions.models import Session
+    from django.utils import timezone
+
+    key = client.cookies["sessionid"].value
+    ends = timezone.now() + dt.timedelta(seconds=seconds)
+    assert Session.objects.filter(session_key=key).update(expire_date=ends) == 1
+
+
+async def test_a_session_running_out_ends_its_sockets_and_sse_read(world):
+    browser = await sync_to_async(signed_in)(world.member)
+    other_browser = await sync_to_async(signed_in)(world.member)
+    await sync_to_async(expire_in)(browser, 1.5)
+    sockets = await live_sockets(world, browser)
+    elsewhere = await socket_of(other_browser, f"/ws/threads/{world.thread.id}/")
+    await frame(elsewhere)
+    reader = AsyncClient()
+    reader.cookies["sessionid"] = browser.cookies["sessionid"].value
+    chunks = await open_sse(reader, world)
+
+    await assert_closed(sockets, SIGNED_OUT)
+    await asyncio.wait_for(drained(chunks), WAIT_S)
+    response = await reader.get(f"/api/threads/{world.thread.id}/stream", {"offset": "-1"})
+    assert response.status_code == 401  # as any request on it now
+    await assert_still_live(world, elsewhere)  # the person's other session reads on
+    await elsewhere.disconnect()
+
+
+async def test_a_session_extended_before_it_runs_out_reads_on(world):
+    browser = await sync_to_async(signed_in)(world.member)
+    await sync_to_async(expire_in)(browser, 1.0)
+    socket = await socket_of(browser, f"/ws/threads/{world.thread.id}/")
+    await frame(socket)
+    await sync_to_async(expire_in)(browser, 3600)  # used meanwhile: the expiry moved on
+    await asyncio.sleep(1.5)  # past the first expiry: the socket looked again
+    await assert_still_live(world, socket)
+    await socket.disconnect()
