@@ -68,8 +68,10 @@ test-stack: deps system-dep-postgresql system-dep-redis-server
 
 # Two Daphnes and two backstage workers as separate processes on PostgreSQL, Redis and the
 # reference stream server: what only crosses processes (tests/faults/test_across_processes.py).
-test-cluster: deps system-dep-postgresql system-dep-redis-server
+test-cluster: deps system-dep-postgresql system-dep-redis-server system-dep-chromium
 	$(PYTEST) tests/faults/test_across_processes.py
+	@# Browsers in a pytest process of their own (Playwright's loop breaks async tests).
+	$(PYTEST) tests/e2e/cluster -p no:asyncio -W ignore::pytest.PytestConfigWarning
 
 # Faults on the scaled configuration as separate processes (tests.peers.cluster): a Daphne,
 # the stream server and Redis killed or restarted mid-work, racing status writers.
