@@ -28,6 +28,16 @@ class DaphneOnUvloop(DaphneProcess):
         super().run()
 
 
+def wait_until(predicate, page, timeout_ms: int = WAIT) -> None:
+    """Poll ``predicate`` (say, a database read) until true; ``page`` keeps Playwright's
+    events flowing while it waits."""
+    for _ in range(timeout_ms // 100):
+        if predicate():
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"still not true after {timeout_ms} ms: {predicate}")
+
+
 class HarbourCase(ChannelsLiveServerTestCase):
     """A live server (uvloop, as deployed) with the house "Harbour": olive owns it, mia is a
     member, a thread "Plans"; browser contexts signed in as either, closed after each test.

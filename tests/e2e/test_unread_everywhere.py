@@ -7,8 +7,9 @@ from playwright.sync_api import expect
 
 from houses.membership import join_house
 from tests.e2e.console import watch_console
-from tests.e2e.live import HarbourCase
+from tests.e2e.live import HarbourCase, wait_until
 from tests.factories import make_user
+from threads.models import ThreadRead
 
 WAIT = 15_000  # ms
 
@@ -61,7 +62,12 @@ class UnreadEverywhereTests(HarbourCase):
         thread = self.open(newcomer, f"/threads/{self.thread.id}/")
         expect(thread.locator("#entries .entry.chat")).to_have_count(3)
         expect(thread.locator("#entries .unread-divider")).to_have_count(0)
+        # A page still open when a message lands reads it: post once the server has counted
+        # the page open and then closed, not merely once the browser closed it.
+        watching = ThreadRead.objects.filter(user=newcomer, thread=self.thread, watchers__gt=0)
+        wait_until(watching.exists, writer)
         thread.close()
+        wait_until(lambda: not watching.exists(), writer)
         self.post_chat(writer, "news for everyone")  # from the join on, news counts
         expect(home.locator(f"#house-{self.house.pk} .unread")).to_have_text(
             re.compile(r"^1\b"), timeout=WAIT
