@@ -196,7 +196,8 @@ class EverydayChatTests(LiveThreadCase):
         # The new owner adds the other person, hands the house over and leaves.
         page.locator(".house-links a", has_text="Members").click()
         page.get_by_label("Username").fill(self.owner.username)
-        page.get_by_role("button", name="Add person").click()
+        with page.expect_navigation():  # the add's answer, before the next page is asked for
+            page.get_by_role("button", name="Add person").click()
         page.goto("/houses/design-team/settings/")
         page.get_by_label("Name", exact=True).fill("Design")
         page.get_by_role("button", name="Rename").click()
