@@ -1,10 +1,9 @@
 """The live thread case, strict: a console error, an uncaught exception or a native dialog
 (``confirm()``, which the CSP would block in an inline handler anyway) fails the test."""
 
-from django.test import Client
 from playwright.sync_api import expect
 
-from tests.e2e.live import WAIT, LiveThreadCase
+from tests.e2e.live import WAIT, LiveThreadCase, signed_in_context
 
 
 class StrictCase(LiveThreadCase):
@@ -20,15 +19,8 @@ class StrictCase(LiveThreadCase):
 
     def open(self, user, path=None, **context_args):
         """A page as ``user`` at ``path`` (default: the thread), watched for problems."""
-        context = self.browser.new_context(base_url=self.live_server_url, **context_args)
+        context = signed_in_context(self.browser, self.live_server_url, user, **context_args)
         self.contexts.append(context)
-        if user is not None:
-            client = Client()
-            client.force_login(user)
-            session = client.cookies["sessionid"].value
-            context.add_cookies(
-                [{"name": "sessionid", "value": session, "url": self.live_server_url}]
-            )
         page = context.new_page()
         page.on("console", lambda m: self._console(m))
         page.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))

@@ -28,6 +28,17 @@ class DaphneOnUvloop(DaphneProcess):
         super().run()
 
 
+def signed_in_context(browser, base_url: str, user=None, **context_args):
+    """A browser context on ``base_url``, signed in as ``user`` (none: a visitor)."""
+    context = browser.new_context(base_url=base_url, **context_args)
+    if user is not None:
+        client = Client()
+        client.force_login(user)
+        session = client.cookies["sessionid"].value
+        context.add_cookies([{"name": "sessionid", "value": session, "url": base_url}])
+    return context
+
+
 def wait_until(predicate, page, timeout_ms: int = WAIT) -> None:
     """Poll ``predicate`` (say, a database read) until true; ``page`` keeps Playwright's
     events flowing while it waits."""
@@ -62,15 +73,8 @@ class HarbourCase(ChannelsLiveServerTestCase):
 
     def signed_in(self, user=None, **context_args):
         """A browser context, signed in as ``user`` (none: a visitor)."""
-        context = self.browser.new_context(base_url=self.live_server_url, **context_args)
+        context = signed_in_context(self.browser, self.live_server_url, user, **context_args)
         self.contexts.append(context)
-        if user is not None:
-            client = Client()
-            client.force_login(user)
-            session = client.cookies["sessionid"].value
-            context.add_cookies(
-                [{"name": "sessionid", "value": session, "url": self.live_server_url}]
-            )
         return context
 
     def post_chat(self, page, text):
@@ -130,19 +134,8 @@ class LiveThreadCase(ChannelsLiveServerTestCase):
             context.close()
 
     def page_for(self, user, path=None, **context_args):
-        client = Client()
-        client.force_login(user)
-        context = self.browser.new_context(base_url=self.live_server_url, **context_args)
+        context = signed_in_context(self.browser, self.live_server_url, user, **context_args)
         self.contexts.append(context)
-        context.add_cookies(
-            [
-                {
-                    "name": "sessionid",
-                    "value": client.cookies["sessionid"].value,
-                    "url": self.live_server_url,
-                }
-            ]
-        )
         page = context.new_page()
         page.on("dialog", lambda dialog: dialog.accept())
         response = page.goto(path or f"/threads/{self.thread.id}/")
