@@ -13,6 +13,10 @@ demo bot, an invite link), then writes PNGs with Playwright on Debian's Chromium
 - ``admin-thread.png``: the thread in the admin (1280×800)
 - ``edited-reactions.png``: an edited message and reactions, seen by the member (1280×800)
 - ``account.png``: the account page (1280×800)
+- ``notifications.png``, ``house-settings.png``: notification settings and the house's
+  settings (1280×800)
+- ``house-phone.png``, ``notifications-phone.png``: the house and notification settings on a
+  phone (390×844)
 
 The server is stopped by its PID; the var dir is removed unless ``--keep``.
 """
@@ -168,6 +172,17 @@ def take(base_url: str, env: dict, out: Path) -> None:
 
         owner_page.goto("/account/")
         shoot(owner_page, out, "account.png")
+
+        owner_page.goto("/account/notifications/")
+        shoot(owner_page, out, "notifications.png")
+        owner_page.goto("/houses/demo/settings/")
+        shoot(owner_page, out, "house-settings.png")
+        for path, name in (
+            ("/houses/demo/", "house-phone.png"),
+            ("/account/notifications/", "notifications-phone.png"),
+        ):
+            phone_page.goto(path)
+            shoot(phone_page, out, name)
 
         admin, admin_page = demo.context("admin")
         admin_page.goto(f"/admin/threads/thread/{welcome}/change/")
