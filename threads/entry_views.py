@@ -206,6 +206,10 @@ def _complete(replies: dict[str, Item], open_by_bot: dict[str, Item], lookahead)
                 reply.spend = p.spend
             case E.DispatchFailed() | E.ThreadOrphaned() if reply and getattr(p, "final", True):
                 reply.failure = entry
+            case E.ThreadRunState(state="failed" | "dead", childThreadId=None) if (
+                run := replies.get(p.runId)
+            ):
+                run.failure = entry
 
 
 def reply_id(started: E.DispatchStarted | E.ThreadRunState) -> str:

@@ -133,12 +133,15 @@ def reply_update(entry: E.Entry, names: Names) -> str | None:
                 "line": narration(p, names, entry.authorId) or "The reply failed.",
             }
         case E.ThreadRunState(state="failed" | "dead", childThreadId=None):
-            line = narration(p, names, entry.authorId) or "The run failed."
-            context = {"kind": "failed", "line": line}
-            return render_to_string("threads/_reply_update.html", context | {"dispatch": p.runId})
+            context = {
+                "kind": "failed",
+                "line": narration(p, names, entry.authorId) or "The run failed.",
+                "dispatch": p.runId,  # a run's line is under its run id (entry_views.reply_id)
+            }
         case _:
             return None
-    return render_to_string("threads/_reply_update.html", context | {"dispatch": p.dispatchId})
+    context = {"dispatch": getattr(p, "dispatchId", None)} | context
+    return render_to_string("threads/_reply_update.html", context)
 
 
 def edited_fragment(entry: E.Entry, names: Names) -> str:
