@@ -111,3 +111,11 @@ def test_live_a_runs_entries_find_the_place_its_page_gives_them():
     assert "#tr-r1" in parts["e4"]
     assert 'id="rp-r1" hx-swap-oob="true"' in parts["e3"]
     assert 'id="rl-r1"' in parts["e6"] and "Run @helper failed" in parts["e6"]
+
+
+def test_a_window_ending_mid_run_takes_its_failure_from_past_its_end():
+    entries = run(1, end="failed")
+    window, lookahead = entries[:4], entries[4:]
+    shown = [v for i in page_items(window, lookahead=lookahead) if (v := item_context(i, NAMES))]
+    assert [v["kind"] for v in shown] == ["signal", "reply"]
+    assert shown[1]["failed"] == "Run @helper failed"
