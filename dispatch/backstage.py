@@ -205,9 +205,14 @@ class Backstage(ThreadHolding):
 
     async def sweep_once(self) -> tuple[int, int]:
         from dispatch.supervision import orphan_silent_runs
+        from threads.seam import repair_owed
         from threads.status_sync import sweep, working_threads
 
         orphaned = await in_thread(orphan_silent_runs)
+        # Appends whose after-append steps failed: run them again, then wake the director
+        # of each thread whose chat was repaired (the status record may not have shown it).
+        for thread_id in await in_thread(repair_owed):
+            self.schedule(thread_id)
         count = await in_thread(sweep)
         # A wake lost on its way (Redis down, a worker killed before its pass) leaves a
         # message waiting and the thread working: a pass over each settles what is owed.

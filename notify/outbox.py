@@ -26,8 +26,9 @@ def after_append(thread_id: str, entries: Sequence) -> None:
     try:
         if _note(thread_id, entries):
             wake()
-    except Exception:  # notifications never fail an append; the log is the truth
+    except Exception:  # never fails the append: the seam records it as owed and repairs it
         logger.exception("notify: could not note entries of thread %s", thread_id)
+        raise
 
 
 def _note(thread_id: str, entries: Sequence) -> bool:

@@ -46,7 +46,9 @@ def after_append(thread_id: str, entries: Sequence[Entry]) -> None:
         if edits:
             _reindex_edited(thread_id, edits)
     except Exception:
+        # The seam records the step as owed and repairs it (``threads.seam``).
         logger.exception("could not update the search index for thread %s", thread_id)
+        raise
 
 
 def _reindex_edited(thread_id: str, edits: dict[str, Entry]) -> None:

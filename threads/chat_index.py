@@ -20,13 +20,24 @@ from threads.projection import latest_texts
 
 
 def locate_chat(
-    thread_id: str, entries: Sequence[Entry], next_offset: str | None, window: int = 0
+    thread_id: str,
+    entries: Sequence[Entry],
+    next_offset: str | None,
+    window: int = 0,
+    positions: dict[str, int] | None = None,
 ) -> None:
     """Record where chat entries landed (the offset is known for the last of a batch, the
-    history window from ``threads.windows.note_append``) and which tombstone first named
-    each."""
+    history window from ``threads.windows.note_append``, the position from
+    ``threads.unread.note_appended``) and which tombstone first named each."""
+    positions = positions or {}
     rows = [
-        _row(thread_id, e, window, offset_after=(next_offset or "") if e is entries[-1] else "")
+        _row(
+            thread_id,
+            e,
+            window,
+            offset_after=(next_offset or "") if e is entries[-1] else "",
+            seq=positions.get(e.id, 0),
+        )
         for e in entries
         if isinstance(e.payload, Chat)
     ]
@@ -63,11 +74,13 @@ def rebuild(thread: Thread, entries: Sequence[Entry], windows: dict[str, int] | 
         for e in entries
         if isinstance(e.payload, EntryEdited) and e.payload.entryId in texts
     }
+    seqs = {e.id: n for n, e in enumerate((e for e in entries if isinstance(e.payload, Chat)), 1)}
     rows = [
         _row(
             thread.pk,
             e,
             windows.get(e.id, 0),
+            seq=seqs[e.id],
             deleted_by=tombstones.get(e.id, ""),
             edited_by=edits.get(e.id, "") if texts.get(e.id) else "",
             edited_text=texts.get(e.id, ""),

@@ -123,10 +123,21 @@ class EntryLocation(models.Model):
     edited_text = models.TextField(blank=True)
     # Who reacts with what now (``signal.entry.reaction`` folded): {emoji: [agent id, …]}.
     reactions = models.JSONField(default=dict, blank=True)
+    # The chat's position (``Thread.chat_seq`` when it was counted); 0 when not known. Unread
+    # counts leave out deleted chat past a read position by it (``threads.unread``).
+    seq = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["thread", "entry_id"], name="one_location_per_entry")
+        ]
+        indexes = [
+            # Deleted chat by position: what an unread count leaves out (few rows per thread).
+            models.Index(
+                fields=["thread", "seq"],
+                name="deleted_chat_seq",
+                condition=~models.Q(deleted_by=""),
+            )
         ]
 
     def __str__(self):
@@ -196,3 +207,20 @@ class ThreadRead(models.Model):
 
     def __str__(self):
         return f"{self.user} read {self.thread_id} to {self.read_seq}"
+
+
+class SeamRepair(models.Model):
+    """An append whose after-append steps did not all run (``threads.seam``): the entries as
+    the log holds them and the steps still owed. The backstage sweep and a retried post run
+    those steps again and wake the director; the row goes once they all succeed."""
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="+")
+    steps = models.JSONField(default=list)  # step names, in seam order
+    entries = models.TextField()  # a JSON array of the appended entries
+    next_offset = models.CharField(max_length=256, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.CharField(max_length=300, blank=True)  # the last failure, scrubbed
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.thread_id} owes {', '.join(self.steps)}"

@@ -2,7 +2,9 @@
 
 Append first, then act: the chat is in the log before the director is woken,
 and a failed wake is itself appended as ``signal.dispatch.failed``. Nothing
-already appended is ever rolled back.
+already appended is ever rolled back, and once the append is acknowledged the post
+has landed: what fails after it is recorded and repaired (``threads.seam``), never
+answered as an error.
 
 Both writes are idempotent. A client-supplied id makes a post's retry answer as
 the first post did; the id belongs to whoever used it first, so anyone else
@@ -10,6 +12,7 @@ reusing it gets ``IdTaken`` (409). Deleting what is already deleted answers
 with the tombstone that is there and appends nothing.
 """
 
+import logging
 import re
 from dataclasses import dataclass
 
@@ -19,14 +22,17 @@ from django.http import Http404
 from attachments.service import claim
 from dispatch.wake import WakeFailed, wake_director
 from houses.access import ThreadAccess, access_delete
+from threads import seam
 from threads.chat_index import locate_chat
 from threads.entries import Chat, DispatchFailed, Entry, EntryDeleted
 from threads.lifecycle import new_entry
-from threads.models import EntryLocation
+from threads.models import EntryLocation, SeamRepair
 from threads.permissions import check_write
 from threads.reading import find_entry, read_entries
 from threads.recency import stream_writer
+from threads.status_sync import sync_status
 
+logger = logging.getLogger(__name__)
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
 
@@ -66,7 +72,7 @@ def post_chat(
         raise BadEntryId("id: must be 1–128 characters of A-Z a-z 0-9 _ . : -")
     author = access.principal.agent_id
     if entry_id is not None and (earlier := _earlier_post(access, entry_id, author)):
-        return earlier
+        return _finish(access, earlier)
     entry = new_entry(payload, author=author, entry_id=entry_id)
     # Files ride as the server knows them: the poster's own uploads, linked to this entry.
     ids = attachment_ids if attachment_ids is not None else [a.id for a in payload.attachments]
@@ -81,7 +87,9 @@ def post_chat(
     result = stream_writer().append(access.thread.stream_name, entry, producer=producer)
     if result.duplicate:
         earlier = _earlier_post(access, entry.id, author, appended=True)
-        return earlier or Posted(entry, result.next_offset or "", True)
+        return _finish(access, earlier or Posted(entry, result.next_offset or "", True))
+    # Appended: from here on the post has landed, whatever fails (the seam records and
+    # repairs its own failures, a failed wake is a signal in the log).
     _wake(access, entry)
     return Posted(entry, result.next_offset or "")
 
@@ -108,12 +116,40 @@ def _earlier_post(
     return Posted(entry, offset, duplicate=True)
 
 
+def _finish(access: ThreadAccess, earlier: Posted) -> Posted:
+    """A retry of a post that landed: run again what its append still owes, then wake.
+
+    The first attempt may have answered an error after its append (or died there): the
+    steps it owes are recorded (``threads.seam``); with none recorded and no trace of it in
+    the chat index, the seam never ran for it. The status record is folded again either
+    way, so the sweep finds a message that waits; a wake too many costs one read of the
+    cached tail.
+    """
+    thread_id = access.thread.id
+    try:
+        owed = SeamRepair.objects.filter(thread_id=thread_id).exists()
+        seam.repair_owed(thread_id)
+        located = EntryLocation.objects.filter(thread_id=thread_id, entry_id=earlier.entry.id)
+        if not owed and not located.exists():
+            seam.after_append(thread_id, [earlier.entry])
+        sync_status(thread_id)
+    except Exception:
+        logger.exception("could not repair thread %s on a retried post", thread_id)
+    _wake(access, earlier.entry)
+    return earlier
+
+
 def _wake(access: ThreadAccess, entry: Entry) -> None:
     try:
         wake_director(access.thread.id)
     except WakeFailed as exc:
         failure = new_entry(DispatchFailed(stage="wake", error=str(exc)[:500]), author=None)
-        stream_writer().append(access.thread.stream_name, failure)
+        try:
+            stream_writer().append(access.thread.stream_name, failure)
+        except Exception:
+            # Not even the failure reached the log: the sweep wakes the thread.
+            logger.exception("could not record a failed wake of thread %s", access.thread.id)
+            seam.owe(access.thread.id, [entry], None, [seam.WAKE], "wake failed")
 
 
 def delete_chat(access: ThreadAccess, entry_id: str) -> Posted:

@@ -13,15 +13,8 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Sequence
 
-from django.db import close_old_connections
-from django.db.models import Q
-
-import notify.outbox
-import search.index
-from arbe_site.events import send_to_group
 from streams.client import (
     AsyncDurableStreamClient,
     DurableStreamClient,
@@ -29,18 +22,16 @@ from streams.client import (
     service_client,
 )
 from streams.wire import AppendResult
-from threads import reactions
-from threads.chat_index import locate_chat
 from threads.entries import Entry, encode_entry
-from threads.models import Thread
-from threads.status import moves_status
-from threads.status_sync import track_after_append
-from threads.unread import note_appended
-from threads.windows import note_append
+from threads.last_entry import (  # noqa: F401 (re-exported: the seam's recency step)
+    RecencyThrottle,
+    announce_row,
+    bump_last_entry_ts,
+    throttle,
+)
 
 logger = logging.getLogger(__name__)
 THREAD_STREAM_PREFIX = "arbe-thread-"
-THROTTLE_S = 1.0
 
 
 def thread_id_of(stream_name: str) -> str | None:
@@ -49,108 +40,17 @@ def thread_id_of(stream_name: str) -> str | None:
     return None
 
 
-def bump_last_entry_ts(thread_id: str, ts: int) -> int:
-    """Move ``last_entry_ts`` forward to ``ts``; never backwards (a guarded UPDATE)."""
-    return (
-        Thread.objects.filter(pk=thread_id)
-        .filter(Q(last_entry_ts__isnull=True) | Q(last_entry_ts__lt=ts))
-        .update(last_entry_ts=ts)
-    )
-
-
-def announce_row(thread_id: str) -> None:
-    """Tell the house's live pages that a thread row moved; the row stays the truth."""
-    house_id = Thread.objects.filter(pk=thread_id).values_list("house_id", flat=True).first()
-    if house_id is not None:
-        send_to_group(f"house-{house_id}", {"type": "thread.row", "thread": thread_id})
-
-
-class RecencyThrottle:
-    """At most one recency write per thread per second, with a trailing write.
-
-    The first append in a window writes at once; later ones in the same window
-    leave their newest ``ts`` pending, written when the window ends, so the
-    row is never left behind the stream for longer than one window.
-    """
-
-    def __init__(self, interval_s: float = THROTTLE_S):
-        self.interval_s = interval_s
-        self._lock = threading.Lock()
-        self._last_write: dict[str, float] = {}
-        self._pending: dict[str, int] = {}
-        self._timers: dict[str, threading.Timer] = {}
-
-    def bump(self, thread_id: str, ts: int, *, announce: bool = True) -> None:
-        with self._lock:
-            now = time.monotonic()
-            last = self._last_write.get(thread_id)
-            if last is None or now - last >= self.interval_s:
-                self._last_write[thread_id] = now
-                write_now = True
-            else:
-                write_now = False
-                self._pending[thread_id] = max(ts, self._pending.get(thread_id, ts))
-                if thread_id not in self._timers:
-                    timer = threading.Timer(
-                        self.interval_s - (now - last), self._flush, args=(thread_id,)
-                    )
-                    timer.daemon = True
-                    self._timers[thread_id] = timer
-                    timer.start()
-        if write_now and bump_last_entry_ts(thread_id, ts) and announce:
-            announce_row(thread_id)
-
-    def _flush(self, thread_id: str) -> None:
-        with self._lock:
-            self._timers.pop(thread_id, None)
-            ts = self._pending.pop(thread_id, None)
-            self._last_write[thread_id] = time.monotonic()
-        if ts is None:
-            return
-        try:
-            if bump_last_entry_ts(thread_id, ts):
-                announce_row(thread_id)
-        finally:
-            close_old_connections()
-
-    def reset(self) -> None:
-        """Forget pending bumps and windows (between tests)."""
-        with self._lock:
-            for timer in self._timers.values():
-                timer.cancel()
-            self._timers.clear()
-            self._pending.clear()
-            self._last_write.clear()
-
-    def flush_all(self) -> None:
-        """Write every pending bump now (shutdown and tests)."""
-        with self._lock:
-            timers = list(self._timers.values())
-        for timer in timers:
-            timer.cancel()
-        for thread_id in list(self._pending):
-            self._flush(thread_id)
-
-
-throttle = RecencyThrottle()
-
-
 def after_append(
     stream_name: str, entries: Sequence[Entry], next_offset: str | None = None
 ) -> None:
-    """Hooks that follow every append to a thread stream, whoever wrote it."""
+    """The seam's steps for every append to a thread stream, whoever wrote it; never raises
+    (a failed step is recorded and repaired: ``threads.seam``)."""
     thread_id = thread_id_of(stream_name)
     if thread_id is None or not entries:
         return
-    note_appended(thread_id, entries)  # before locate_chat: it skips chat already located
-    locate_chat(thread_id, entries, next_offset, note_append(thread_id, entries, next_offset))
-    reactions.note(thread_id, entries)
-    search.index.after_append(thread_id, entries)
-    # A status write announces the row itself; otherwise recency does, so the house list
-    # follows new entries too.
-    throttle.bump(thread_id, max(e.ts for e in entries), announce=not moves_status(entries))
-    track_after_append(thread_id, entries)
-    notify.outbox.after_append(thread_id, entries)  # rows and a wake; the worker sends
+    from threads import seam
+
+    seam.after_append(thread_id, entries, next_offset)
 
 
 class RecencyTrackingWriter:

@@ -3,7 +3,8 @@
 A thread's chat entries are numbered in log order as they are appended:
 ``Thread.chat_seq`` is how many there are, so the n-th chat is position n. A
 person's ``ThreadRead.read_seq`` is the position they have read up to, and their
-unread count is ``chat_seq - read_seq``. Positions come from the log's own order,
+unread count is ``chat_seq - read_seq`` less the deleted chat past ``read_seq`` (the chat
+index keeps each chat's position, ``EntryLocation.seq``). Positions come from the log's own order,
 counted at the append seam; offsets stay opaque.
 
 The append seam (``threads.recency.after_append``) calls ``note_appended`` once
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from django.db import connection
-from django.db.models import Case, F, OuterRef, Q, Subquery, Sum, Value, When
+from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Sum, Value, When
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
@@ -45,12 +46,14 @@ def snippet(text: str) -> str:
     return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1].rstrip() + "…"
 
 
-def note_appended(thread_id: str, entries: Sequence) -> None:
+def note_appended(thread_id: str, entries: Sequence) -> dict[str, int]:
     """The append seam's hook: number new chat, cache the newest, and let authors have read it.
 
     Runs before ``locate_chat`` records the batch, so a chat already located (a retried
-    append that reached the seam twice) is not counted again.
+    append that reached the seam twice) is not counted again. Returns the position of each
+    chat it counted (``locate_chat`` keeps it, for unread counts that skip deleted chat).
     """
+    positions: dict[str, int] = {}
     chats = [e for e in entries if isinstance(e.payload, Chat)]
     if chats:
         known = set(
@@ -60,13 +63,14 @@ def note_appended(thread_id: str, entries: Sequence) -> None:
         )
         fresh = [e for e in first_of_each_id(chats) if e.id not in known]
         if fresh:
-            _count_chat(thread_id, fresh)
+            positions = _count_chat(thread_id, fresh)
     deleted = {e.payload.entryId for e in entries if isinstance(e.payload, EntryDeleted)}
     if deleted and Thread.objects.filter(pk=thread_id, last_chat_id__in=deleted).exists():
         _refresh_last_chat(thread_id)
+    return positions
 
 
-def _count_chat(thread_id: str, fresh: list) -> None:
+def _count_chat(thread_id: str, fresh: list) -> dict[str, int]:
     last = fresh[-1]
     # The newest chat by time wins: two appends' hooks may run in either order.
     newer = Q(last_chat_ts__isnull=True) | Q(last_chat_ts__lte=last.ts)
@@ -83,10 +87,11 @@ def _count_chat(thread_id: str, fresh: list) -> None:
         last_chat_ts=if_newer("last_chat_ts", last.ts),
     )
     if not updated:
-        return
+        return {}
     # Whoever writes a message has read the thread up to it.
     seq = Thread.objects.filter(pk=thread_id).values_list("chat_seq", flat=True).first() or 0
     first = seq - len(fresh)
+    positions = {e.id: first + i + 1 for i, e in enumerate(fresh)}
     position = {e.authorId: first + i + 1 for i, e in enumerate(fresh) if e.authorId}
     from houses.models import Agent
 
@@ -99,6 +104,7 @@ def _count_chat(thread_id: str, fresh: list) -> None:
     ThreadRead.objects.filter(
         thread_id=thread_id, watchers__gt=0, watching_until__gt=timezone.now(), read_seq__lt=seq
     ).update(read_seq=seq)
+    return positions
 
 
 def advance(user_id, thread_id: str, seq: int) -> bool:
@@ -135,9 +141,24 @@ def start_at_tail(user_id, house_id: int) -> None:
 
 
 def house_unread(user, house_ids) -> dict[int, int]:
-    """``{house id: unread messages in its live threads}`` for one person (one query)."""
+    """``{house id: unread messages in its live threads}`` for one person (one query): chat
+    past their read positions, less the deleted chat among it."""
     read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk")).values("read_seq")[:1]
-    behind = Greatest(F("chat_seq") - Coalesce(Subquery(read), Value(0)), Value(0))
+    past = Coalesce(Subquery(read), Value(0))
+    outer_read = ThreadRead.objects.filter(user=user, thread=OuterRef(OuterRef("pk")))
+    gone = (
+        EntryLocation.objects.exclude(deleted_by="")
+        .filter(
+            thread=OuterRef("pk"),
+            seq__gt=Coalesce(Subquery(outer_read.values("read_seq")[:1]), Value(0)),
+        )
+        .order_by()
+        .values("thread")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    deleted = Coalesce(Subquery(gone), Value(0))
+    behind = Greatest(F("chat_seq") - past - deleted, Value(0))
     rows = (
         Thread.objects.filter(house_id__in=list(house_ids), archived_at__isnull=True)
         .values("house_id")
@@ -145,6 +166,25 @@ def house_unread(user, house_ids) -> dict[int, int]:
         .values_list("house_id", "n")
     )
     return {house_id: n or 0 for house_id, n in rows}
+
+
+def deleted_unread(user, thread_ids) -> dict[str, int]:
+    """``{thread id: deleted chat past the person's read position}`` (one query): what an
+    unread count leaves out. Deleted chat is few, and indexed by position."""
+    return dict(
+        _deleted_past_read(user)
+        .filter(thread_id__in=list(thread_ids))
+        .values("thread_id")
+        .annotate(n=Count("pk"))
+        .values_list("thread_id", "n")
+    )
+
+
+def _deleted_past_read(user):
+    read = ThreadRead.objects.filter(user=user, thread=OuterRef("thread")).values("read_seq")[:1]
+    past = Coalesce(Subquery(read), Value(0))
+    # ``seq`` 0 is a position not known (indexed before positions were kept): not counted.
+    return EntryLocation.objects.exclude(deleted_by="").filter(seq__gt=past)
 
 
 def watch_changes(changes: dict[tuple[int, str], tuple[int, int, bool]]) -> None:
@@ -198,8 +238,9 @@ def read_positions(user, thread_ids) -> dict[str, int]:
     )
 
 
-def unread_count(thread: Thread, read_seq: int) -> int:
-    return max(thread.chat_seq - read_seq, 0)
+def unread_count(thread: Thread, read_seq: int, deleted: int = 0) -> int:
+    """Chat past ``read_seq``, less the ``deleted`` chat among it (``deleted_unread``)."""
+    return max(thread.chat_seq - read_seq - deleted, 0)
 
 
 # -- repair from the log --------------------------------------------------------------
