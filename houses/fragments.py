@@ -8,7 +8,7 @@ from django.template.loader import render_to_string
 from threads.fragments import Names, house_names
 from threads.models import Thread
 from threads.paging import page_of
-from threads.unread import deleted_unread, house_unread, read_positions, unread_count
+from threads.unread import house_unread, read_and_deleted, unread_count
 
 AGENT_ID = re.compile(r"\bag_[a-z0-9]{12}\b")
 
@@ -21,13 +21,11 @@ def who_is_working(message: str, names: Names) -> str:
 def thread_rows(threads, names: Names, user=None) -> list[dict]:
     """One row per thread: status, last activity, last message and ``user``'s unread count.
 
-    Everything comes from the thread rows (caches of the log) and two queries for the
+    Everything comes from the thread rows (caches of the log) and one query for the
     person's read positions and the deleted chat past them, however many threads there are.
     """
     threads = list(threads)
-    ids = [t.pk for t in threads]
-    reads = read_positions(user, ids) if user is not None else {}
-    gone = deleted_unread(user, ids) if user is not None and ids else {}
+    reads = read_and_deleted(user, (t.pk for t in threads)) if user is not None else {}
     return [
         {
             "thread": t,
@@ -38,7 +36,7 @@ def thread_rows(threads, names: Names, user=None) -> list[dict]:
                 if t.last_chat_id
                 else None
             ),
-            "unread": unread_count(t, reads.get(t.pk, 0), gone.get(t.pk, 0)),
+            "unread": unread_count(t, *reads.get(t.pk, (0, 0))),
         }
         for t in threads
     ]

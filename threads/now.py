@@ -8,8 +8,9 @@ reason. Time is passed in, never read: the fold is pure.
 
 Waiting follows the director: a message stays waiting until a director pass
 over it ends with nobody picked (``signal.thread_director.outcome`` with an
-empty ``picked``); a pick alone doesn't settle it. ``derive_thread_status``
-turns the view into the thread's status record (``threads.status_rules``).
+empty ``picked``); a pick alone doesn't settle it. ``threads.status.derive_thread_status``
+turns the view into the thread's status record. A pass that settles a failed reply's
+messages without a reason of its own keeps the failure as the reason nobody speaks.
 
 The fold stays bounded whatever the backlog: it keeps the newest ``PENDING_KEPT``
 unsettled messages (older ones are only counted), the places of the newest
@@ -221,7 +222,10 @@ class NowFold:
             return
         self._settle(payload.upTo)
         self.owed.clear()
-        self.silence, self.blocked = payload.reason, payload.blocked
+        # A pass that closes a failed exchange has no reason of its own: the failure stays
+        # the reason nobody speaks.
+        kept = self.silence if self.failed_attempts and not payload.reason else None
+        self.silence, self.blocked = payload.reason or kept, payload.blocked
 
     def _settle(self, up_to: str) -> None:
         # A pass "up to" an entry that isn't chat settles everything it had seen.
@@ -283,7 +287,9 @@ class NowFold:
         mine = self.reply is not None and self.reply.dispatchId == payload.dispatchId
         if not payload.final:
             if mine:
+                # Counted: a reply that goes quiet while retrying reads error, not idle.
                 self.reply.phase = "retrying"
+                self.failed_attempts = max(self.failed_attempts, payload.attempt)
             return
         if self.reply is not None and not mine:
             return  # another reply's failure, or a wake's: the running reply goes on

@@ -31,6 +31,7 @@ PHASE_WORDS = {
 }
 
 REPLY_TURN_CAP_MS = 10 * 60 * 1000
+QUIET_AFTER_FAILURE = "The reply went quiet after a failed attempt."
 RUN_SILENCE_MS = 90 * 1000
 
 # Entries that can move the record; tool calls and assistant text can't.
@@ -78,6 +79,8 @@ def derive_thread_status(
         state, message = bot.state, bot.message
         if state == Status.WORKING and not live:
             state, message = Status.IDLE, "The reply went quiet."
+            if now.failedAttempts and now.reply is not None:
+                state, message = Status.ERROR, QUIET_AFTER_FAILURE
         records.append(Record("bot", bot.agentId, state, message or _bot_message(state)))
     for run in now.runs:
         records.append(_run_record(run, now.nowMs))
@@ -99,6 +102,9 @@ def _thread_record(now: ThreadNow, thread_id: str, live: bool, name_of) -> Recor
     if now.waitingCount and live:
         # Even after a failed attempt: the director's next pass decides (the sweep wakes it).
         return Record("thread", thread_id, Status.IDLE, waiting_message(now.waitingCount))
+    if now.failedAttempts and now.reply is not None:
+        # The reply was retrying a failed attempt when it went quiet: that failure stands.
+        return Record("thread", thread_id, Status.ERROR, QUIET_AFTER_FAILURE)
     if now.failedAttempts:
         return Record("thread", thread_id, Status.ERROR, now.silence or "The last attempt failed.")
     if picked or now.waiting:

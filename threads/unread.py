@@ -145,20 +145,7 @@ def house_unread(user, house_ids) -> dict[int, int]:
     past their read positions, less the deleted chat among it."""
     read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk")).values("read_seq")[:1]
     past = Coalesce(Subquery(read), Value(0))
-    outer_read = ThreadRead.objects.filter(user=user, thread=OuterRef(OuterRef("pk")))
-    gone = (
-        EntryLocation.objects.exclude(deleted_by="")
-        .filter(
-            thread=OuterRef("pk"),
-            seq__gt=Coalesce(Subquery(outer_read.values("read_seq")[:1]), Value(0)),
-        )
-        .order_by()
-        .values("thread")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    deleted = Coalesce(Subquery(gone), Value(0))
-    behind = Greatest(F("chat_seq") - past - deleted, Value(0))
+    behind = Greatest(F("chat_seq") - past - _deleted_past(user), Value(0))
     rows = (
         Thread.objects.filter(house_id__in=list(house_ids), archived_at__isnull=True)
         .values("house_id")
@@ -168,23 +155,32 @@ def house_unread(user, house_ids) -> dict[int, int]:
     return {house_id: n or 0 for house_id, n in rows}
 
 
-def deleted_unread(user, thread_ids) -> dict[str, int]:
-    """``{thread id: deleted chat past the person's read position}`` (one query): what an
-    unread count leaves out. Deleted chat is few, and indexed by position."""
-    return dict(
-        _deleted_past_read(user)
-        .filter(thread_id__in=list(thread_ids))
-        .values("thread_id")
-        .annotate(n=Count("pk"))
-        .values_list("thread_id", "n")
+def read_and_deleted(user, thread_ids) -> dict[str, tuple[int, int]]:
+    """``{thread id: (read_seq, deleted chat past it)}`` for one person (one query): what
+    ``unread_count`` needs for a list of threads. Deleted chat is few, indexed by position."""
+    read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk")).values("read_seq")[:1]
+    rows = (
+        Thread.objects.filter(pk__in=list(thread_ids))
+        .annotate(read=Coalesce(Subquery(read), Value(0)), gone=_deleted_past(user))
+        .values_list("pk", "read", "gone")
     )
+    return {pk: (read_seq, gone) for pk, read_seq, gone in rows}
 
 
-def _deleted_past_read(user):
-    read = ThreadRead.objects.filter(user=user, thread=OuterRef("thread")).values("read_seq")[:1]
-    past = Coalesce(Subquery(read), Value(0))
-    # ``seq`` 0 is a position not known (indexed before positions were kept): not counted.
-    return EntryLocation.objects.exclude(deleted_by="").filter(seq__gt=past)
+def _deleted_past(user):
+    """Per thread (``OuterRef("pk")``): its deleted chat past the person's read position.
+    ``seq`` 0 is a position not known (indexed before positions were kept): not counted."""
+    outer_read = ThreadRead.objects.filter(user=user, thread=OuterRef(OuterRef("pk")))
+    past = Coalesce(Subquery(outer_read.values("read_seq")[:1]), Value(0))
+    gone = (
+        EntryLocation.objects.exclude(deleted_by="")
+        .filter(thread=OuterRef("pk"), seq__gt=past)
+        .order_by()
+        .values("thread")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(gone), Value(0))
 
 
 def watch_changes(changes: dict[tuple[int, str], tuple[int, int, bool]]) -> None:
@@ -239,7 +235,7 @@ def read_positions(user, thread_ids) -> dict[str, int]:
 
 
 def unread_count(thread: Thread, read_seq: int, deleted: int = 0) -> int:
-    """Chat past ``read_seq``, less the ``deleted`` chat among it (``deleted_unread``)."""
+    """Chat past ``read_seq``, less the ``deleted`` chat among it (``read_and_deleted``)."""
     return max(thread.chat_seq - read_seq - deleted, 0)
 
 

@@ -1,0 +1,73 @@
+"""Deleted chat is not unread (issue 32, finding 5): on the row, in the house's total and on
+the houses page, with the list pages' query counts unchanged by deletions."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.integration.web.test_unread import house_row, post
+from threads.lifecycle import create_thread
+from threads.models import ThreadRead
+from threads.unread import house_unread
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def delete(world, entry_id, thread=None):
+    thread = thread or world.thread
+    url = f"/api/threads/{thread.id}/entries/{entry_id}"
+    assert world.client_for(world.author).delete(url).status_code == 200
+
+
+def test_a_deleted_message_no_longer_counts_as_unread(world):
+    post(world, world.author, "one")
+    gone = post(world, world.author, "two")
+    post(world, world.author, "three")
+    assert 'title="3 unread messages">3<' in house_row(world, world.owner)
+    delete(world, gone)
+    assert 'title="2 unread messages">2<' in house_row(world, world.owner)
+    assert house_unread(world.owner, [world.house.pk]) == {world.house.pk: 2}
+    home = world.client_for(world.owner).get("/").content.decode()
+    assert 'title="2 unread messages">2<' in home
+
+
+def test_a_deleted_message_already_read_changes_nothing(world):
+    first = post(world, world.author, "one")
+    post(world, world.author, "two")
+    post(world, world.author, "three")
+    ThreadRead.objects.update_or_create(
+        user=world.owner, thread=world.thread, defaults={"read_seq": 1}
+    )
+    delete(world, first)  # read already: the two after it are still unread
+    assert 'title="2 unread messages">2<' in house_row(world, world.owner)
+    assert house_unread(world.owner, [world.house.pk]) == {world.house.pk: 2}
+
+
+def test_a_thread_whose_unread_were_all_deleted_shows_none(world):
+    gone = post(world, world.author, "oops")
+    delete(world, gone)
+    assert 'class="unread"' not in house_row(world, world.owner)
+    assert house_unread(world.owner, [world.house.pk]) == {world.house.pk: 0}
+
+
+def test_list_queries_do_not_grow_with_deleted_chat(world):
+    client = world.client_for(world.owner)
+    url = f"/houses/{world.house.slug}/"
+    post(world, world.author, "warm up")
+    with CaptureQueriesContext(connection) as before:
+        client.get(url)
+    with CaptureQueriesContext(connection) as home_before:
+        client.get("/")
+    for i in range(4):
+        thread = create_thread(house=world.house, title=f"t{i}", by=world.owner.agent)
+        for n in range(3):
+            entry_id = post(world, world.author, f"in t{i} #{n}", thread)
+            if n:
+                delete(world, entry_id, thread)
+    with CaptureQueriesContext(connection) as after:
+        html = client.get(url).content.decode()
+    with CaptureQueriesContext(connection) as home_after:
+        client.get("/")
+    assert html.count('title="1 unread message">1<') == 5  # and the warm-up's
+    assert len(after) == len(before)
+    assert len(home_after) == len(home_before)
