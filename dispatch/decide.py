@@ -16,13 +16,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 
 from threads.entries import Chat, Entry
+from threads.mentioning import MENTION, mentions  # noqa: F401 (re-exported)
 
-MENTION = re.compile(r"(?<![\w@])@([a-z0-9][a-z0-9_-]{0,31})\b")
 MAX_BOT_CHAIN = 6
 MENTIONS, EVERYTHING = "mentions", "everything"
 
@@ -76,14 +75,6 @@ NAMED = 5  # handles a reason names; a reason is one short line whatever a messa
 def handles(bots: list[BotInfo]) -> str:
     names = ", ".join(f"@{b.handle}" for b in bots[:NAMED])
     return f"{names} and {len(bots) - NAMED} more" if len(bots) > NAMED else names
-
-
-def mentions(text: str) -> list[str]:
-    seen: list[str] = []
-    for handle in MENTION.findall(text.lower()):
-        if handle not in seen:
-            seen.append(handle)
-    return seen
 
 
 def decide(

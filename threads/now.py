@@ -8,9 +8,11 @@ reason. Time is passed in, never read: the fold is pure.
 
 Waiting follows the director: a message stays waiting until a director pass
 over it ends with nobody picked (``signal.thread_director.outcome`` with an
-empty ``picked``); a pick alone doesn't settle it. ``threads.status.derive_thread_status``
-turns the view into the thread's status record. A pass that settles a failed reply's
-messages without a reason of its own keeps the failure as the reason nobody speaks.
+empty ``picked``); a pick alone doesn't settle it. ``asking`` says a waiting message
+names someone (``@handle``) and no pass decided over it nor reply took it in yet.
+``threads.status.derive_thread_status`` turns the view into the thread's status
+record. A pass that settles a failed reply's messages without a reason of its own keeps
+the failure as the reason nobody speaks.
 
 The fold stays bounded whatever the backlog: it keeps the newest ``PENDING_KEPT``
 unsettled messages (older ones are only counted), the places of the newest
@@ -29,6 +31,7 @@ import msgspec
 
 from threads import entries as E
 from threads.failures import short_reason
+from threads.mentioning import names_someone
 from threads.now_view import (  # noqa: F401 (the view's names, re-exported)
     LIVE_RUN_STATES,
     WAITING_SHOWN,
@@ -58,6 +61,7 @@ class FoldState(msgspec.Struct):
     pending: list[str] = msgspec.field(default_factory=list)
     older: int = 0
     olderLast: str | None = None
+    asking: list[str] = msgspec.field(default_factory=list)  # pending chat naming someone
 
 
 class NowFold:
@@ -77,6 +81,8 @@ class NowFold:
         self.pending: list[str] = []  # chat not yet settled by a nobody-picked pass (newest)
         self.older = 0  # unsettled chat that fell out of ``pending``: all older than it
         self.older_last: str | None = None  # the newest of those (its place stays in ``seen``)
+        # Pending chat that names someone (``@handle``) and no pass or reply took up yet.
+        self.asking: set[str] = set()
         self.taken: list[str] = []
         self.owed: list[str] = []
         self.reply: Reply | None = None
@@ -100,6 +106,7 @@ class NowFold:
         fold.pending = [i for i in state.pending if i in fold.seen]
         fold.older = state.older
         fold.older_last = state.olderLast if state.olderLast in fold.seen else None
+        fold.asking = {i for i in state.asking if i in fold.pending}
         fold.taken = list(view.taken)
         fold.owed = list(view.owed)
         fold.reply = msgspec.structs.replace(view.reply) if view.reply else None
@@ -118,6 +125,7 @@ class NowFold:
             pending=list(self.pending),
             older=self.older,
             olderLast=self.older_last,
+            asking=[i for i in self.pending if i in self.asking],
         )
 
     def waiting_ids(self) -> list[str]:
@@ -148,6 +156,7 @@ class NowFold:
             toolCalls=list(self.tool_calls.values()),
             waiting=waiting[-WAITING_SHOWN:],
             waitingCount=len(waiting) + self.older,
+            asking=any(i in self.asking for i in waiting),
             taken=list(self.taken),
             owed=list(self.owed),
             spend=self.spend,
@@ -166,9 +175,12 @@ class NowFold:
         self.places += 1
         if not self.run:
             self.pending.append(entry.id)
+            if names_someone(payload.text):
+                self.asking.add(entry.id)
             if len(self.pending) > PENDING_KEPT:
                 # A backlog: the oldest unsettled message is only counted from here on.
                 self.older_last = self.pending.pop(0)
+                self.asking.discard(self.older_last)
                 self.older += 1
         if len(self.seen) > 2 * (SEEN_KEPT + PENDING_KEPT):
             self._forget()
@@ -181,6 +193,7 @@ class NowFold:
     def _deleted(self, entry: E.Entry, payload: E.EntryDeleted) -> None:
         target = payload.entryId
         self.pending = [i for i in self.pending if i != target]
+        self.asking.discard(target)
         self.taken = [i for i in self.taken if i != target]
 
     def _assistant(self, entry: E.Entry, payload: E.PiAssistant) -> None:
@@ -207,6 +220,7 @@ class NowFold:
             self.tool_calls.pop(str(payload.message.get("toolCallId", "")), None)
 
     def _decided(self, entry: E.Entry, payload: E.DirectorDecided) -> None:
+        self.asking.difference_update(payload.entryIds)  # answered or not, it was heard
         for agent in payload.picked:
             if agent not in self.owed:
                 self.owed.append(agent)
@@ -231,6 +245,7 @@ class NowFold:
         # A pass "up to" an entry that isn't chat settles everything it had seen.
         last = self.seen.get(up_to, self.places - 1)
         self.pending = [i for i in self.pending if self.seen[i] > last]
+        self.asking.intersection_update(self.pending)
         self.taken = [i for i in self.taken if i in self.seen and self.seen[i] > last]
         if self.older_last is not None and self.seen[self.older_last] <= last:
             self.older, self.older_last = 0, None
@@ -248,6 +263,7 @@ class NowFold:
         self.seen = {i: n for i, n in self.seen.items() if i not in gone}
 
     def _started(self, entry: E.Entry, payload: E.DispatchStarted) -> None:
+        self.asking.difference_update(payload.entryIds)
         self.reply = Reply(
             payload.dispatchId,
             payload.agentId,
@@ -273,6 +289,7 @@ class NowFold:
     def _steered(self, entry: E.Entry, payload: E.DispatchSteered) -> None:
         if self.reply and self.reply.dispatchId == payload.dispatchId:
             self.taken.extend(i for i in payload.entryIds if i not in self.taken)
+            self.asking.difference_update(payload.entryIds)
 
     def _finished(self, entry: E.Entry, payload: E.DispatchFinished) -> None:
         # The final figure never undoes what was counted live: take the larger of each.

@@ -68,6 +68,9 @@ class ThreadNow(msgspec.Struct):
     owed: list[str] = msgspec.field(default_factory=list)
     spend: E.Spend = msgspec.field(default_factory=E.Spend)
     waitingCount: int = 0  # every waiting message, listed or not
+    # A waiting message names someone (``@handle``) and no pass or reply took it up yet: its
+    # author expects an answer, so the thread reads working until the pass (threads.status).
+    asking: bool = False
     silence: str | None = None
     blocked: bool = False
     failedAttempts: int = 0

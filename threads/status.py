@@ -3,8 +3,9 @@
 ``derive_thread_status(now)`` gives the thread's own record, one per bot that
 acted since the last person's message, and one per delegated run; the thread
 takes the highest of blocked > working > error > done > idle. Working means a bot
-was picked: a reply runs, or a picked bot still owes one. A message only waiting for
-the director's pass reads idle ("Deciding who answers …", docs/decisions.md). Working needs
+was picked (a reply runs, or a picked bot still owes one), or a message that names
+someone waits for the director's pass; any other waiting message reads idle ("Deciding
+who answers …", docs/decisions.md). Working needs
 live evidence: when nothing was written for longer than a reply may run
 (``REPLY_TURN_CAP_MS``), a reply or a waiting message has nobody behind it and
 reads idle, or error if its attempts failed; a coding run is dead after
@@ -101,7 +102,9 @@ def _thread_record(now: ThreadNow, thread_id: str, live: bool, name_of) -> Recor
         return Record("thread", thread_id, Status.WORKING, _working_message(now, name_of))
     if now.waitingCount and live:
         # Even after a failed attempt: the director's next pass decides (the sweep wakes it).
-        return Record("thread", thread_id, Status.IDLE, waiting_message(now.waitingCount))
+        # Whoever named someone expects an answer: working until the pass says otherwise.
+        state = Status.WORKING if now.asking else Status.IDLE
+        return Record("thread", thread_id, state, waiting_message(now.waitingCount))
     if now.failedAttempts and now.reply is not None:
         # The reply was retrying a failed attempt when it went quiet: that failure stands.
         return Record("thread", thread_id, Status.ERROR, QUIET_AFTER_FAILURE)

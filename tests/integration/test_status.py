@@ -42,8 +42,8 @@ def test_a_post_moves_the_stored_status_and_the_rev(world):
     before = row(world.thread)
     m = post(world.client_for(world.member), world.thread, "@helper hi")
     after = row(world.thread)
-    # Waiting for the director's pass reads idle, with what it waits for.
-    assert (after.status, after.status_rev) == ("idle", before.status_rev + 1)
+    # A mention waiting for the director's pass reads working, with what it waits for.
+    assert (after.status, after.status_rev) == ("working", before.status_rev + 1)
     assert after.status_message == "Deciding who answers 1 waiting message."
     append(world.thread, E.DirectorDecided(picked=[world.bot.id], upTo=m))
     picked = row(world.thread)
@@ -100,8 +100,8 @@ def test_the_sweep_recomputes_working_threads_whose_evidence_aged(world):
 
 
 def test_the_sweep_finds_a_message_still_waiting_for_the_director(world):
-    post(world.client_for(world.member), world.thread, "@helper anyone?")
-    assert row(world.thread).status == "idle"
+    post(world.client_for(world.member), world.thread, "anyone?")
+    assert row(world.thread).status == "idle"  # it names nobody: deciding, not working
     assert working_threads() == [world.thread.id]  # its wake may have been lost
     later = row(world.thread).last_entry_ts + 11 * 60 * 1000
     assert sweep(at_ms=later) == 1

@@ -46,10 +46,27 @@ def test_a_mention_is_waiting():
     log = Log()
     m = log.chat()
     now = view(log)
-    assert now.waiting == [m] and now.reply is None
-    # Waiting for the director's pass is not working: no bot was picked yet.
+    assert now.waiting == [m] and now.reply is None and now.asking
+    # Its author named someone and expects an answer: working until the director's pass.
+    s = status(log)
+    assert (s.state, s.message) == ("working", "Deciding who answers 1 waiting message.")
+
+
+def test_a_message_naming_nobody_waits_idle():
+    log = Log()
+    log.chat("just saying")
+    now = view(log)
+    assert now.waitingCount == 1 and not now.asking
     s = status(log)
     assert (s.state, s.message) == ("idle", "Deciding who answers 1 waiting message.")
+
+
+def test_a_mention_stops_asking_once_a_pass_heard_it():
+    log = Log()
+    m = log.chat("@olive look")  # a person: the pass picks nobody
+    assert status(log).state == "working"
+    log.add(E.DirectorOutcome(upTo=m, picked=[]))
+    assert status(log).state == "idle" and not view(log).asking
 
 
 def test_the_director_picks_and_a_reply_works():

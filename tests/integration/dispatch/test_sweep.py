@@ -62,8 +62,8 @@ def test_the_sweep_answers_a_mention_whose_wake_was_lost(live, world, monkeypatc
     monkeypatch.undo()
     failed = [e for e in live.entries() if isinstance(e.payload, DispatchFailed)]
     assert [f.payload.stage for f in failed] == ["wake"]
-    waiting = Thread.objects.get(pk=world.thread.pk)  # the message waits for the director
-    assert (waiting.status, waiting.status_message[:20]) == ("idle", "Deciding who answers")
+    waiting = Thread.objects.get(pk=world.thread.pk)  # the mention waits for the director
+    assert (waiting.status, waiting.status_message[:20]) == ("working", "Deciding who answers")
 
     engine = backstage()
     engine.start_in_thread()
