@@ -14,6 +14,7 @@ fingerprint query and one list render, each timed here by house size. ``--quick`
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import tempfile
@@ -60,16 +61,16 @@ def costs(n: int) -> list[tuple[int, float, float]]:
     return out
 
 
-def write_status(thread_id: str, n: int) -> None:
-    from threads.models import Thread
-    from threads.states import State
-    from threads.status import Record, ThreadStatus
-    from threads.status_sync import write_status as guarded
+def block(thread_id: str, n: int) -> None:
+    """A real status change: a director outcome that blocks the thread, through the seam
+    (its status write announces on the channel layer, where the event is lost)."""
+    from threads.entries import DirectorOutcome
+    from threads.lifecycle import new_entry
+    from threads.models import stream_name_for
+    from threads.recency import stream_writer
 
-    thread = Thread.objects.get(pk=thread_id)
-    message = f"Needs a person ({n})"
-    record = Record("thread", thread.pk, State.BLOCKED, message)
-    assert guarded(thread, ThreadStatus(State.BLOCKED, message, [record]))
+    outcome = DirectorOutcome(upTo="-", picked=[], reason=f"Needs a person ({n})", blocked=True)
+    stream_writer().append(stream_name_for(thread_id), new_entry(outcome))
 
 
 async def lags(samples: int, resync_s: float) -> list[float]:
@@ -98,11 +99,12 @@ async def lags(samples: int, resync_s: float) -> list[float]:
     out = []
     for n in range(samples):
         await asyncio.sleep(random.uniform(0, resync_s))  # a random phase of the tick
-        await sync_to_async(write_status)(thread.id, n)
+        await sync_to_async(block)(thread.id, n)
         start = time.perf_counter()
         while f"Needs a person ({n})" not in await socket.receive_from(resync_s * 3):
             pass
         out.append(time.perf_counter() - start)
+        print(f"lag {n + 1}/{samples}: {out[-1]:.2f} s", flush=True)
     await socket.disconnect()
     return out
 
@@ -111,8 +113,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--resync-s", type=float, default=0.0, help="override RESYNC_S")
     args = parser.parse_args(argv)
     resync_s, samples, n = (2.0, 5, 20) if args.quick else (30.0, 8, 100)
+    resync_s = args.resync_s or resync_s
+    os.environ["BACKSTAGE_SWEEP_S"] = "0"  # the sockets' app starts no sweep of its own
     with tempfile.TemporaryDirectory(prefix="arbe-bench-house-") as var_dir:
         setup_django(var_dir)
         from django.conf import settings

@@ -20,7 +20,7 @@ import notify.outbox
 import search.index
 from threads import reactions
 from threads.chat_index import locate_chat
-from threads.entries import Chat, Entry, decode_entries, encode_entry
+from threads.entries import Chat, Entry, EntryDeleted, decode_entries, encode_entry
 from threads.failures import scrub
 from threads.last_entry import throttle
 from threads.models import SeamRepair
@@ -54,8 +54,10 @@ def _search(thread_id: str, entries: Sequence[Entry], next_offset: str | None, r
 
 def _recency(thread_id: str, entries: Sequence[Entry], next_offset: str | None, run: dict) -> None:
     # A status write announces the row itself; otherwise recency does, so the house list
-    # follows new entries too.
-    throttle.bump(thread_id, max(e.ts for e in entries), announce=not moves_status(entries))
+    # follows new entries too. A deletion changes unread counts whatever the status does.
+    deletes = any(isinstance(e.payload, EntryDeleted) for e in entries)
+    announce = deletes or not moves_status(entries)
+    throttle.bump(thread_id, max(e.ts for e in entries), announce=announce)
 
 
 def _status(thread_id: str, entries: Sequence[Entry], next_offset: str | None, run: dict) -> None:
@@ -144,7 +146,8 @@ def owe(
 def repair_owed(thread_id: str | None = None, limit: int = REPAIRS_PER_SWEEP) -> list[str]:
     """Run again what appends still owe (one thread's, or the oldest ``limit``); returns the
     threads whose director should be woken (chat was repaired, or a wake was owed)."""
-    rows = SeamRepair.objects.order_by("pk")
+    # The least tried first: a row that keeps failing never holds up newer ones.
+    rows = SeamRepair.objects.order_by("attempts", "pk")
     if thread_id is not None:
         rows = rows.filter(thread_id=thread_id)
     wake: list[str] = []

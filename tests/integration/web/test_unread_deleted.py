@@ -6,7 +6,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.integration.web.test_unread import house_row, post
-from threads.lifecycle import create_thread
+from threads import entries as E
+from threads.lifecycle import create_thread, new_entry
 from threads.models import ThreadRead
 from threads.unread import house_unread
 
@@ -71,3 +72,22 @@ def test_list_queries_do_not_grow_with_deleted_chat(world):
     assert html.count('title="1 unread message">1<') == 5  # and the warm-up's
     assert len(after) == len(before)
     assert len(home_after) == len(home_before)
+
+
+async def test_an_open_house_page_drops_a_deleted_message_from_its_count(world):
+    from asgiref.sync import sync_to_async
+
+    from tests.integration.web.conftest import frame_with, house_socket
+    from threads.recency import stream_writer, throttle
+
+    await sync_to_async(post)(world, world.author, "keep")
+    gone = await sync_to_async(post)(world, world.author, "regret")
+    # The director passed over both: the status record won't move with the deletion.
+    outcome = new_entry(E.DirectorOutcome(upTo=gone, picked=[]))
+    await sync_to_async(stream_writer().append)(world.thread.stream_name, outcome)
+    socket = await house_socket(world.house.slug, world.owner)
+    throttle.reset()  # a fresh recency window: the tombstone's row is announced at once
+    await sync_to_async(delete)(world, gone)
+    text = await frame_with(socket, 'title="1 unread message">1<')
+    assert f'id="thread-{world.thread.id}"' in text
+    await socket.disconnect()
