@@ -18,10 +18,13 @@ from dispatch.backstage import backstage
 from notify.models import Outbox
 from search.models import SearchDoc
 from threads import posting, seam
+from threads.current import load_view
 from threads.entries import Chat, DispatchFailed
 from threads.last_entry import throttle
 from threads.models import EntryLocation, SeamRepair, Thread
 from threads.reading import read_entries
+from threads.status import derive_thread_status
+from threads.status_sync import agent_name, now_ms
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,7 +41,7 @@ def break_recency(monkeypatch):
 HOOKS = {
     "unread": (
         lambda mp: mp.setattr(seam, "note_appended", broken),
-        lambda t, e: Thread.objects.get(pk=t).chat_seq == 1,
+        lambda t, e: Thread.objects.get(pk=t).chat_seq == chat_in_log(t),
     ),
     "chat_index": (
         lambda mp: mp.setattr(seam, "locate_chat", broken),
@@ -50,17 +53,29 @@ HOOKS = {
     ),
     "recency": (
         break_recency,
-        lambda t, e: Thread.objects.get(pk=t).last_entry_ts == entry_ts(t, e),
+        lambda t, e: Thread.objects.get(pk=t).last_entry_ts >= entry_ts(t, e),
     ),
     "status": (
         lambda mp: mp.setattr(seam, "track_after_append", broken),
-        lambda t, e: Thread.objects.get(pk=t).status_message.startswith("Deciding"),
+        lambda t, e: status_follows_the_log(t),
     ),
     "notify": (
         lambda mp: mp.setattr(notify.outbox, "after_append", broken),
         lambda t, e: Outbox.objects.filter(thread_id=t, entry_id=e).exists(),
     ),
 }
+
+
+def status_follows_the_log(thread_id) -> bool:
+    """The stored record is what the fold of the log derives now."""
+    thread = Thread.objects.get(pk=thread_id)
+    now = load_view(thread, now_ms=now_ms()).now
+    derived = derive_thread_status(now, thread_id=thread_id, name_of=agent_name)
+    return (thread.status, thread.status_message) == (derived.state, derived.message[:300])
+
+
+def chat_in_log(thread_id) -> int:
+    return sum(isinstance(e.payload, Chat) for e in read_entries(thread_id)[0])
 
 
 def entry_ts(thread_id, entry_id):
@@ -224,3 +239,25 @@ def test_the_bot_answers_a_stranded_mention_when_the_post_is_retried(live, world
     assert len(replies) == 1
     started = [e for e in live.entries() if e.type == "signal.dispatch.started"]
     assert [s.payload.entryIds for s in started] == [["ask-1"]]
+
+
+@pytest.mark.backstage
+@pytest.mark.parametrize("step", list(HOOKS))
+def test_the_bot_answers_once_whichever_step_failed(live, world, monkeypatch, step):
+    breaks, done = HOOKS[step]
+    backstage().start_in_thread()
+    with monkeypatch.context() as patched:
+        breaks(patched)
+        asked = live.post(f"@{world.bot.handle} status of the build?")
+    live.wait_for(lambda: any(e.authorId == world.bot.id for e in live.entries()))
+    live.settle()
+    engine = backstage()
+    asyncio.run_coroutine_threadsafe(engine.sweep_once(), engine.loop).result(30)
+    live.settle()
+    throttle.flush_all()
+    assert done(world.thread.id, asked)
+    assert not SeamRepair.objects.exists()
+    replies = [
+        e for e in live.entries() if isinstance(e.payload, Chat) and e.authorId == world.bot.id
+    ]
+    assert len(replies) == 1
