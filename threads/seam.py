@@ -1,14 +1,15 @@
 """The steps that follow every append to a thread stream, each attempted on its own.
 
-The append is the fact; what follows it (unread counts, the chat index, search,
-recency, the status record, notifications) are caches of the log. A step that raises
+The append is the fact; what follows it (unread counts, history windows, the chat index,
+search, recency, the status record, notifications) are caches of the log. A step that raises
 never fails the append nor stops the steps after it: the steps it left owed (it, and any
 that read what it writes) are recorded as a ``SeamRepair`` row with the entries, and run
 again by the backstage sweep (``repair_owed``) or by a retried post of the same entry.
 A wake of the director that could not even be recorded in the log owes ``wake`` too.
 
-Every step is safe to run again: chat already counted or located is skipped, index and
-outbox writes ignore conflicts, recency and status are guarded writes.
+Every step is safe to run again: chat already counted or located is skipped, a window's
+count is one transaction (a failed one wrote nothing), index and outbox writes ignore
+conflicts, reactions are set-like, recency and status are guarded writes.
 """
 
 from __future__ import annotations
@@ -39,12 +40,16 @@ def _unread(thread_id: str, entries: Sequence[Entry], next_offset: str | None, r
     run["positions"] = note_appended(thread_id, entries)
 
 
+def _windows(thread_id: str, entries: Sequence[Entry], next_offset: str | None, run: dict) -> None:
+    # One transaction: a failed count wrote nothing, so running it again counts once.
+    run["window"] = note_append(thread_id, entries, next_offset)
+
+
 def _chat_index(
     thread_id: str, entries: Sequence[Entry], next_offset: str | None, run: dict
 ) -> None:
-    window = note_append(thread_id, entries, next_offset)
-    # A repair run has no positions (unread counted them earlier): the rows keep 0, unknown.
-    locate_chat(thread_id, entries, next_offset, window, run.get("positions"))
+    # A repair run has no window nor positions (they were found earlier): 0, unknown.
+    locate_chat(thread_id, entries, next_offset, run.get("window", 0), run.get("positions"))
     reactions.note(thread_id, entries)
 
 
@@ -72,6 +77,7 @@ def _notify(thread_id: str, entries: Sequence[Entry], next_offset: str | None, r
 Step = Callable[[str, Sequence[Entry], "str | None", dict], None]
 STEPS: dict[str, Step] = {
     "unread": _unread,
+    "windows": _windows,
     "chat_index": _chat_index,
     "search": _search,
     "recency": _recency,

@@ -21,7 +21,7 @@ from threads import posting, seam
 from threads.current import load_view
 from threads.entries import Chat, DispatchFailed
 from threads.last_entry import throttle
-from threads.models import EntryLocation, SeamRepair, Thread
+from threads.models import EntryLocation, SeamRepair, Thread, WindowMark
 from threads.reading import read_entries
 from threads.status import derive_thread_status
 from threads.status_sync import agent_name, now_ms
@@ -42,6 +42,10 @@ HOOKS = {
     "unread": (
         lambda mp: mp.setattr(seam, "note_appended", broken),
         lambda t, e: Thread.objects.get(pk=t).chat_seq == chat_in_log(t),
+    ),
+    "windows": (
+        lambda mp: mp.setattr(seam, "note_append", broken),
+        lambda t, e: windows_chats(t) == chat_in_log(t),
     ),
     "chat_index": (
         lambda mp: mp.setattr(seam, "locate_chat", broken),
@@ -72,6 +76,11 @@ def status_follows_the_log(thread_id) -> bool:
     now = load_view(thread, now_ms=now_ms()).now
     derived = derive_thread_status(now, thread_id=thread_id, name_of=agent_name)
     return (thread.status, thread.status_message) == (derived.state, derived.message[:300])
+
+
+def windows_chats(thread_id) -> int:
+    """Chat the history windows counted (each counted once)."""
+    return sum(WindowMark.objects.filter(thread_id=thread_id).values_list("chats", flat=True))
 
 
 def chat_in_log(thread_id) -> int:
