@@ -66,3 +66,25 @@ class FailureReasonTests(LiveThreadCase):
         house, _ = self.page_for(self.member, "/houses/h/", viewport={"width": 390, "height": 844})
         expect(house.locator(f"#thread-{self.thread.id} .who-working")).to_have_text(REASON)
         self.shot(house, "house-failed-phone")
+
+    def test_a_mention_waiting_for_the_director_reads_working(self):
+        """Written past the API (no wake), so the director hasn't passed over it."""
+
+        def write():
+            chat = E.Chat(text="@helper are you there?")
+            stream_writer().append(
+                self.thread.stream_name, new_entry(chat, author=self.member.agent.id)
+            )
+
+        worker = threading.Thread(target=write)
+        worker.start()
+        worker.join()
+        deciding = "Deciding who answers 1 waiting message."
+        page, _ = self.page_for(self.member)
+        expect(page.locator("#now .badge")).to_have_text("working", timeout=WAIT)
+        expect(page.locator("#now p.working")).to_have_text(deciding)
+        expect(page.locator("#now")).not_to_contain_text("Nobody is working")
+        self.shot(page, "thread-deciding")
+        house, _ = self.page_for(self.member, "/houses/h/")
+        expect(house.locator(f"#thread-{self.thread.id} .who-working")).to_have_text(deciding)
+        self.shot(house, "house-deciding")

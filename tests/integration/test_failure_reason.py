@@ -66,3 +66,23 @@ def test_the_cli_says_the_failure(failed):
     lines = ran.out.splitlines()
     assert lines[0] == f"error: {REASON}"
     assert f"  nobody speaks: {REASON}" in lines
+
+
+def test_a_waiting_mention_reads_working_on_the_page_the_house_list_and_the_cli(world):
+    """The director hasn't passed over it yet (its wake is recorded, nothing runs)."""
+    Terminal(world.member)("post", world.thread.id, "@helper are you there?")
+    thread = Thread.objects.get(pk=world.thread.pk)
+    deciding = "Deciding who answers 1 waiting message."
+    assert (thread.status, thread.status_message) == ("working", deciding)
+    client = world.client_for(world.member)
+    page = client.get(f"/threads/{world.thread.id}/").content.decode()
+    now = re.search(r'<div id="now".*?</div>', page, re.S).group()
+    assert f'<p class="working">{deciding}</p>' in now and "Nobody is working" not in now
+    line = re.search(r'<summary id="now-line".*?</summary>', page, re.S).group()
+    assert "status-working" in line and deciding in line
+    house = client.get(f"/houses/{world.house.slug}/").content.decode()
+    row = re.search(rf'<li id="thread-{world.thread.id}".*?</li>', house, re.S).group()
+    assert deciding in row and "status-working" in row
+    assert Terminal(world.member)("now", world.thread.id).out.splitlines()[0] == (
+        f"working: {deciding}"
+    )

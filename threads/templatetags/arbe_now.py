@@ -4,7 +4,7 @@ from django import template
 from django.utils.html import format_html, format_html_join
 
 from threads.states import label
-from threads.status import PHASE_WORDS
+from threads.status import PHASE_WORDS, waiting_message
 
 register = template.Library()
 
@@ -15,6 +15,12 @@ DOING = PHASE_WORDS
 def state_label(state: str) -> str:
     """A status as people read it: ``done`` is "replied"."""
     return label(state)
+
+
+@register.filter
+def deciding(count: int) -> str:
+    """ "Deciding who answers 1 waiting message.": a mention waiting for the director."""
+    return waiting_message(int(count or 0))
 
 
 @register.filter
@@ -69,4 +75,6 @@ def now_line(now, reply_bot, runs, owed, failed=()) -> str:
         return format_html("needs a person: {}", now.silence)
     if failed:
         return format_html("@{} couldn't reply", failed[0]["bot"].handle)
+    if now.asking and now.waitingCount:  # someone was named: the director is deciding
+        return waiting_message(now.waitingCount)
     return "Nobody is working."
