@@ -7,13 +7,15 @@ more, or only a frozen worker that may thaw. The taker first appends
 holder's appends (``dispatch.fencing``), so the log read *after* it holds everything the old
 holder will ever have written. Then, for the reply the log shows as running:
 
-- its bot's answer landed before the fence: the reply is settled as done
+- its bot's answer landed before the fence (a chat, or an emoji answer, stored as the
+  bot's reaction to what it answered): the reply is settled as done
   (``signal.dispatch.finished``), never answered again;
 - interrupted fewer than ``MAX_RESUMES`` times: ``signal.dispatch.failed {stage: "worker",
   final: false}`` ("answering again") and the taker runs the same reply again;
 - otherwise ``signal.dispatch.failed {stage: "worker"}`` ends it, and the person is told.
 
-A run is recorded ``signal.thread.orphaned`` with a dead run state, as before.
+A run is fenced off and recorded ``signal.thread.orphaned`` with a dead run state, and its
+parent told once (``dispatch.runs.orphan``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from threads.entries import (
     DispatchFinished,
     DispatchStarted,
     DispatchSteered,
+    EntryReaction,
     ThreadTakenOver,
 )
 from threads.lifecycle import new_entry
@@ -76,8 +79,8 @@ def recover(thread_id: str, fence: FencedWriter) -> Recovered:
         recovered.resume = _settle_reply(thread, fence, entries, now.reply.dispatchId)
     for run in now.runs:
         # A run on this thread itself (a delegated run's own record is on its child).
-        if run.childThreadId is None and run.state in LIVE_RUN:
-            orphan(thread, run.runId, run.agentId, reason=RUN_STOPPED, epoch=fence.epoch)
+        live = run.childThreadId is None and run.state in LIVE_RUN
+        if live and orphan(thread, run.runId, run.agentId, RUN_STOPPED, fence.epoch):
             recovered.runs += 1
     return recovered
 
@@ -92,6 +95,8 @@ def _settle_reply(thread: Thread, fence: FencedWriter, entries, dispatch_id: str
             continue
         elif isinstance(p, Chat) and e.authorId == started.payload.agentId:
             answered = True  # its answer landed; only the finish is missing
+        elif isinstance(p, EntryReaction) and p.on and e.authorId == started.payload.agentId:
+            answered = True  # an emoji answer (``replies._finish``) is an answer too
         elif isinstance(p, DispatchSteered) and p.dispatchId == dispatch_id:
             steered += [i for i in p.entryIds if i not in steered]
         elif isinstance(p, DispatchFailed) and p.dispatchId == dispatch_id and p.stage == "worker":

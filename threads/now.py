@@ -9,7 +9,7 @@ reason. Time is passed in, never read: the fold is pure.
 Waiting follows the director: a message stays waiting until a director pass
 over it ends with nobody picked (``signal.thread_director.outcome`` with an
 empty ``picked``); a pick alone doesn't settle it. ``derive_thread_status``
-turns the view into the thread's status record (``threads.status_rules``).
+turns the view into the thread's status record (``threads.status``).
 
 The fold stays bounded whatever the backlog: it keeps the newest ``PENDING_KEPT``
 unsettled messages (older ones are only counted), the places of the newest
