@@ -11,9 +11,11 @@ import pytest
 
 from dispatch import thread_leases
 from dispatch.backstage import backstage
+from dispatch.fencing import FencedWriter
 from dispatch.runs import claim_run, report_to_parent
 from dispatch.supervision import orphan_silent_runs
-from threads.entries import ThreadChildFinished
+from dispatch.takeover import recover
+from threads.entries import Chat, ThreadChildFinished, ThreadRunState
 from threads.lifecycle import new_entry
 from threads.models import Thread
 from threads.recency import stream_writer
@@ -83,3 +85,18 @@ def test_a_start_that_arrives_after_the_sweep_orphaned_the_run_does_not_run_it(l
     states = [e.payload.state for e in live.entries(child) if e.type == "signal.thread.run_state"]
     assert states == ["claimed", "dead"]
     assert len(reports(live)) == 1
+
+
+def test_a_takeover_reports_a_run_that_ended_but_never_told_its_parent(live):
+    run, child = claim(live)
+    bot = run.agent_id
+    for payload in (
+        ThreadRunState(runId=run.run_id, state="running", agentId=bot),
+        Chat(text="All green."),
+        ThreadRunState(runId=run.run_id, state="finished", agentId=bot),
+    ):  # the worker died here, before its report
+        stream_writer().append(child.stream_name, new_entry(payload, author=bot))
+    recover(child.pk, FencedWriter(child.pk, 7))
+    recover(child.pk, FencedWriter(child.pk, 8))  # a second takeover adds nothing
+    assert [(r.report, r.ok) for r in reports(live)] == [("All green.", True)]
+    assert "signal.thread.orphaned" not in live.types(child)
