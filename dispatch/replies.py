@@ -59,7 +59,7 @@ logger = logging.getLogger(__name__)
 class Steering:
     """What a reply has steered in, kept across its attempts so a retry never steers a
     message again: where to look for new messages next, the batches handed to Pi and not
-    yet put before the model, and the messages the reply took in (``dispatch.steered``)."""
+    yet put before the model, and the messages the reply took in (``signal.dispatch.steered``)."""
 
     offset: str
     queued: list[list] = field(default_factory=list)
