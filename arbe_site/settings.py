@@ -153,6 +153,11 @@ BACKSTAGE_SWEEP_S = env_int("BACKSTAGE_SWEEP_S", 60)  # 0: no in-process sweep
 BACKSTAGE_LEASE_S = env_int("BACKSTAGE_LEASE_S", 15)
 # SIGTERM to a worker: how long running replies may finish before they are handed over.
 BACKSTAGE_DRAIN_S = env_int("BACKSTAGE_DRAIN_S", 30)
+# A coding run no live worker holds (its start never reached one) and that wrote nothing
+# for this long is orphaned by the sweep (dispatch/supervision.py). A run a worker holds
+# lives by that worker's lease heartbeat, however long its tool call. The fault suite's
+# CI size shortens it.
+RUN_SILENCE_S = env_int("RUN_SILENCE_S", 90)
 
 # Bots: where Pi keeps its agent dir, session files and workspaces; reply limits.
 PI_HOME = Path(env_str("PI_HOME", str(VAR_DIR / "pi")))

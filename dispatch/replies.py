@@ -29,6 +29,7 @@ from dispatch.conversation import Conversation, load_conversation, new_messages
 from dispatch.decide import StartReply
 from dispatch.director import PASS_WINDOW
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for, spend_of
+from dispatch.pi.events import ToolExecutionEnd, ToolExecutionStart
 from dispatch.pi.process import PiConfig, PiError, PiSession
 from dispatch.pi.providers import config_problem
 from dispatch.traces import observer
@@ -58,7 +59,7 @@ logger = logging.getLogger(__name__)
 class Steering:
     """What a reply has steered in, kept across its attempts so a retry never steers a
     message again: where to look for new messages next, the batches handed to Pi and not
-    yet put before the model, and the messages the reply took in (``dispatch.steered``)."""
+    yet put before the model, and the messages the reply took in (``signal.dispatch.steered``)."""
 
     offset: str
     queued: list[list] = field(default_factory=list)
@@ -188,11 +189,19 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer, steering: Stee
         await session.prompt(attempt_prompt(convo, steering))
         async with asyncio.timeout(settings.DISPATCH_REPLY_CAP_S):
             events = session.events()
+            tools: set[str] = set()  # tool calls open now
             while True:
+                # Pi is silent while a tool runs (a build, a test suite): the reply lives
+                # by its worker then, bounded by the reply's cap, not by the idle limit.
+                idle_s = None if tools else settings.DISPATCH_EVENT_IDLE_S
                 try:
-                    event = await asyncio.wait_for(anext(events), settings.DISPATCH_EVENT_IDLE_S)
+                    event = await asyncio.wait_for(anext(events), idle_s)
                 except StopAsyncIteration:
                     break
+                if isinstance(event, ToolExecutionStart):
+                    tools.add(event.toolCallId)
+                elif isinstance(event, ToolExecutionEnd):
+                    tools.discard(event.toolCallId)
                 for payload in payloads_for(event, dispatch_id, narration):
                     await writer.append(convo.stream, new_entry(payload, author=convo.bot.id))
                 kind = getattr(event, "type", "")

@@ -5,7 +5,8 @@ the child's tail before its first run entry) and records
 ``signal.thread.run_state`` on both threads. The run itself writes only through
 the sandbox writers' proxy (``/api/stream/<child stream>``) with a JWT for the
 child stream, like any sandboxed writer. Its report lands on the parent as
-``signal.thread.child_finished``. A run silent for 90 s is orphaned by the sweep.
+``signal.thread.child_finished``, exactly once, whoever writes it (``report_to_parent``).
+A run lives while its worker holds its child thread's lease (``dispatch.supervision``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dispatch.pi.process import PiConfig, PiError, PiSession
 from dispatch.run_files import changed_files, files_in, upload_run_files
 from dispatch.traces import observer
 from houses.models import Agent
+from streams import errors
 from threads import sandbox_tokens
 from threads.entries import (
     Chat,
@@ -32,12 +34,14 @@ from threads.entries import (
     ThreadChildFinished,
     ThreadOrphaned,
     ThreadRunState,
+    ThreadTakenOver,
 )
 from threads.failures import short_reason
 from threads.lifecycle import create_thread, new_entry
 from threads.log import log_reader
 from threads.models import Thread, new_thread_id
 from threads.permissions import BOT_KINDS
+from threads.reading import read_entries
 from threads.recency import stream_writer
 
 logger = logging.getLogger(__name__)
@@ -128,6 +132,10 @@ async def run_coding(claim: Claim, epoch: int | None = None) -> None:
     """Run ``claim``; ``epoch``: the lease epoch its child thread is held at, which fences
     the run's writes (a takeover's ``orphan`` writes at a newer one)."""
     child, bot = await in_thread(_load, claim)
+    if (state := await in_thread(run_state, child, claim.run_id)) != "claimed":
+        # Its start came late: the sweep orphaned it (and told the parent) meanwhile.
+        logger.warning("run %s is %s already; it does not start", claim.run_id, state)
+        return
     sandbox = SandboxWriter(claim, child.stream_name, epoch)
     ok, report = False, ""
     try:
@@ -145,7 +153,7 @@ async def run_coding(claim: Claim, epoch: int | None = None) -> None:
         report = report or f"The run failed: {short_reason(str(exc))}"
     finally:
         await sandbox.aclose()
-    await in_thread(report_to_parent, claim, ok, report)
+    await in_thread(report_to_parent, claim, ok, report, epoch)
 
 
 def _load(claim: Claim):
@@ -207,38 +215,80 @@ async def _run_pi(claim: Claim, child: Thread, bot: Agent, sandbox: SandboxWrite
     return True, final_text(messages) or "(The run finished without a report.)", files
 
 
-def report_to_parent(claim: Claim, ok: bool, report: str) -> None:
+def report_to_parent(claim: Claim, ok: bool, report: str, epoch: int | None) -> bool:
+    """Tell the parent how the run ended, once per run whoever writes it (the run itself,
+    or whoever orphaned it); True if this call wrote the report.
+
+    Fenced: the report is written as the producer ``report:<run>`` at the writer's lease
+    epoch of the child thread, so once a writer at a newer epoch reported, an older one is
+    refused. Idempotent: a report already in the parent's log is the report.
+    """
     parent = Thread.objects.get(pk=claim.parent_id)
+    if _reported(parent, claim):
+        return False
     finished = ThreadChildFinished(
         childThreadId=claim.child_id, report=report[:4000], runId=claim.run_id, ok=ok
     )
-    stream_writer().append(parent.stream_name, new_entry(finished, author=claim.agent_id))
+    producer = (f"report:{claim.run_id}", epoch or 0, 0)
+    try:
+        result = stream_writer().append(
+            parent.stream_name, new_entry(finished, author=claim.agent_id), producer=producer
+        )
+    except errors.ProducerStale:
+        logger.warning("run %s: a newer writer reported it already", claim.run_id)
+        return False
+    return not result.duplicate
 
 
-SILENT = "No word from the run for 90 s."
+def _reported(parent: Thread, claim: Claim) -> bool:
+    for entry in read_entries(parent.id)[0]:
+        p = entry.payload
+        if isinstance(p, ThreadChildFinished) and (
+            p.runId == claim.run_id or (p.runId is None and p.childThreadId == claim.child_id)
+        ):
+            return True
+    return False
 
 
-def orphan(
-    thread: Thread,
-    run_id: str,
-    agent_id: str | None,
-    reason: str = SILENT,
-    epoch: int | None = None,
-) -> None:
-    """A run with nobody behind it (silent past the limit, or its worker stopped): say so
-    on its thread and on the parent. ``epoch``: a takeover's lease epoch, at which the first
-    entry is written as the run's sandbox producer, fencing off its writes from then on."""
+def run_state(thread: Thread, run_id: str) -> str | None:
+    """The run's state as its own thread's log says it (orphaned: dead)."""
+    state = None
+    for entry in read_entries(thread.id)[0]:
+        p = entry.payload
+        if isinstance(p, ThreadRunState) and p.runId == run_id:
+            state = p.state
+        elif isinstance(p, ThreadOrphaned) and p.runId == run_id:
+            state = "dead"
+    return state
+
+
+def silent_reason(seconds: int) -> str:
+    return f"No worker held the run, and no word from it for {seconds} s."
+
+
+def orphan(thread: Thread, run_id: str, agent_id: str | None, reason: str, epoch: int) -> bool:
+    """A run with nobody behind it (its worker stopped, or no worker ever held it): fence
+    it off, then say so on its thread and on the parent. True if it was still live.
+
+    ``epoch``: the orphaner's lease epoch of the run's thread. Its first entry is written as
+    the run's own sandbox producer (``sandbox:<run>``, as ``threads.stream_proxy`` writes
+    the run's entries) at that epoch, so the store refuses the run's writes from then on,
+    and the log read after it holds all the run will ever have written: a run that ended
+    just before is left as it ended. A retry at the same epoch lands nothing twice.
+    """
     writer = stream_writer()
-    orphaned = new_entry(ThreadOrphaned(reason=reason, runId=run_id))
-    if epoch is None:
-        writer.append(thread.stream_name, orphaned)
-    else:
-        producer = (f"sandbox:{run_id}", epoch, 0)
-        if writer.append(thread.stream_name, orphaned, producer=producer).duplicate:
-            return  # an earlier takeover at this epoch said it already
-    writer.append(
-        thread.stream_name, new_entry(ThreadRunState(runId=run_id, state="dead", agentId=agent_id))
-    )
+    producer = f"sandbox:{run_id}"
+    fence = new_entry(ThreadTakenOver(epoch=epoch))
+    writer.append(thread.stream_name, fence, producer=(producer, epoch, 0))
+    state = run_state(thread, run_id)
+    if state in ("claimed", "running"):
+        orphaned = new_entry(ThreadOrphaned(reason=reason, runId=run_id))
+        writer.append(thread.stream_name, orphaned, producer=(producer, epoch, 1))
+        dead = new_entry(ThreadRunState(runId=run_id, state="dead", agentId=agent_id))
+        writer.append(thread.stream_name, dead, producer=(producer, epoch, 2))
+    elif state != "dead":
+        return False  # it finished or failed on its own, and reports that itself
     if thread.parent_id:
         claim = Claim(run_id, thread.parent_id, thread.pk, agent_id or "", "")
-        report_to_parent(claim, False, reason)
+        report_to_parent(claim, False, reason, epoch)
+    return state != "dead"

@@ -7,13 +7,16 @@ more, or only a frozen worker that may thaw. The taker first appends
 holder's appends (``dispatch.fencing``), so the log read *after* it holds everything the old
 holder will ever have written. Then, for the reply the log shows as running:
 
-- its bot's answer landed before the fence: the reply is settled as done
+- its bot's answer landed before the fence (a chat, or an emoji answer, stored as the
+  bot's reaction to what it answered): the reply is settled as done
   (``signal.dispatch.finished``), never answered again;
 - interrupted fewer than ``MAX_RESUMES`` times: ``signal.dispatch.failed {stage: "worker",
   final: false}`` ("answering again") and the taker runs the same reply again;
 - otherwise ``signal.dispatch.failed {stage: "worker"}`` ends it, and the person is told.
 
-A run is recorded ``signal.thread.orphaned`` with a dead run state, as before.
+A run is fenced off and recorded ``signal.thread.orphaned`` with a dead run state, and its
+parent told once (``dispatch.runs.orphan``); a run that had ended but whose worker stopped
+before it told the parent has its report written now.
 """
 
 from __future__ import annotations
@@ -22,13 +25,14 @@ import dataclasses
 
 from dispatch.decide import StartReply
 from dispatch.fencing import FencedWriter
-from dispatch.runs import orphan
+from dispatch.runs import Claim, orphan, report_to_parent
 from threads.entries import (
     Chat,
     DispatchFailed,
     DispatchFinished,
     DispatchStarted,
     DispatchSteered,
+    EntryReaction,
     ThreadTakenOver,
 )
 from threads.lifecycle import new_entry
@@ -40,7 +44,9 @@ REPLY_STOPPED = "The worker running this reply stopped."
 REPLY_INTERRUPTED = "The worker running this reply stopped; answering again."
 REPLY_GAVE_UP = "The worker running this reply stopped again; ask again to get an answer."
 RUN_STOPPED = "The worker running the run stopped."
+RUN_UNREPORTED = "The run ended; its worker stopped before it told this thread how."
 LIVE_RUN = ("claimed", "running")
+ENDED_RUN = ("finished", "failed")
 MAX_RESUMES = 2  # an interrupted reply is run again at most this many times
 
 
@@ -76,10 +82,22 @@ def recover(thread_id: str, fence: FencedWriter) -> Recovered:
         recovered.resume = _settle_reply(thread, fence, entries, now.reply.dispatchId)
     for run in now.runs:
         # A run on this thread itself (a delegated run's own record is on its child).
-        if run.childThreadId is None and run.state in LIVE_RUN:
-            orphan(thread, run.runId, run.agentId, reason=RUN_STOPPED, epoch=fence.epoch)
+        live = run.childThreadId is None and run.state in LIVE_RUN
+        if live and orphan(thread, run.runId, run.agentId, RUN_STOPPED, fence.epoch):
             recovered.runs += 1
+        elif run.childThreadId is None and run.state in ENDED_RUN and thread.parent_id:
+            _report_ended(thread, run, entries, fence.epoch)
     return recovered
+
+
+def _report_ended(thread: Thread, run, entries, epoch: int) -> None:
+    """A run that ended on its own, its worker stopped before it told the parent: tell it
+    now (``report_to_parent`` writes nothing if the report is there)."""
+    ok, bot = run.state == "finished", run.agentId
+    said = [e.payload.text for e in entries if isinstance(e.payload, Chat) and e.authorId == bot]
+    report = said[-1] if ok and said else RUN_UNREPORTED
+    claim = Claim(run.runId, thread.parent_id, thread.pk, run.agentId or "", "")
+    report_to_parent(claim, ok, report, epoch)
 
 
 def _settle_reply(thread: Thread, fence: FencedWriter, entries, dispatch_id: str):
@@ -92,6 +110,8 @@ def _settle_reply(thread: Thread, fence: FencedWriter, entries, dispatch_id: str
             continue
         elif isinstance(p, Chat) and e.authorId == started.payload.agentId:
             answered = True  # its answer landed; only the finish is missing
+        elif isinstance(p, EntryReaction) and p.on and e.authorId == started.payload.agentId:
+            answered = True  # an emoji answer (``replies._finish``) is an answer too
         elif isinstance(p, DispatchSteered) and p.dispatchId == dispatch_id:
             steered += [i for i in p.entryIds if i not in steered]
         elif isinstance(p, DispatchFailed) and p.dispatchId == dispatch_id and p.stage == "worker":

@@ -10,7 +10,7 @@ Waiting follows the director: a message stays waiting until a director pass
 over it ends with nobody picked (``signal.thread_director.outcome`` with an
 empty ``picked``); a pick alone doesn't settle it. ``asking`` says a waiting message
 names someone (``@handle``) and no pass decided over it nor reply took it in yet.
-``threads.status.derive_thread_status`` turns the view into the thread's status
+``derive_thread_status`` turns the view into the thread's status
 record. A pass that settles a failed reply's messages without a reason of its own keeps
 the failure as the reason nobody speaks.
 

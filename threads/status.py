@@ -8,8 +8,10 @@ someone waits for the director's pass; any other waiting message reads idle ("De
 who answers …", docs/decisions.md). Working needs
 live evidence: when nothing was written for longer than a reply may run
 (``REPLY_TURN_CAP_MS``), a reply or a waiting message has nobody behind it and
-reads idle, or error if its attempts failed; a coding run is dead after
-``RUN_SILENCE_MS`` of silence.
+reads idle, or error if its attempts failed. A coding run lives by its worker's lease
+heartbeat, which no entry shows: it reads working until the log says it ended (its
+worker's takeover or the sweep orphans it, ``dispatch.supervision``), however long it
+sits in one tool call.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ PHASE_WORDS = {
 
 REPLY_TURN_CAP_MS = 10 * 60 * 1000
 QUIET_AFTER_FAILURE = "The reply went quiet after a failed attempt."
-RUN_SILENCE_MS = 90 * 1000
 
 # Entries that can move the record; tool calls and assistant text can't.
 STATUS_MOVING_TYPES = frozenset(
@@ -151,8 +152,6 @@ def _run_record(run, now_ms: int) -> Record:
         # A delegated run, seen from its parent: the child thread's own stored record.
         return Record("run", run.runId, run.status, run.statusMessage or f"Run {run.state}.")
     if run.state in LIVE_RUN_STATES:
-        if run.childThreadId is None and now_ms - run.lastTs > RUN_SILENCE_MS:
-            return Record("run", run.runId, Status.ERROR, "The run went silent for 90 s.")
         doing = f": {run.phase} (round {run.round})" if run.phase else "."
         return Record("run", run.runId, Status.WORKING, f"Run {run.state}{doing}")
     if run.state == "finished":
@@ -166,8 +165,8 @@ def moves_status(entries) -> bool:
 
 def next_change_ms(now: ThreadNow) -> int | None:
     """When time alone next changes ``derive_thread_status(now)``: a live reply or waiting
-    message going quiet past ``REPLY_TURN_CAP_MS``, or a run on its own thread past
-    ``RUN_SILENCE_MS``. None when nothing is waiting on the clock.
+    message going quiet past ``REPLY_TURN_CAP_MS``. None when nothing is waiting on the
+    clock (a run's end is always an entry).
 
     A view shown for a while (the open page, ``arbe thread now --follow``) derives again at
     that moment, so it says what ``/now`` would say without a new entry to prompt it.
@@ -176,8 +175,5 @@ def next_change_ms(now: ThreadNow) -> int | None:
     working_bot = any(b.state == Status.WORKING for b in now.bots)
     if now.reply is not None or now.owed or now.taken or now.waitingCount or working_bot:
         deadlines.append(now.lastTs + REPLY_TURN_CAP_MS + 1)
-    for run in now.runs:
-        if run.childThreadId is None and run.state in LIVE_RUN_STATES:
-            deadlines.append(run.lastTs + RUN_SILENCE_MS + 1)
     later = [d for d in deadlines if d > now.nowMs]
     return min(later) if later else None

@@ -30,12 +30,21 @@ from houses.access import access_stream, access_thread
 from streams import wire
 from streams.client import AsyncDurableStreamClient, async_service_client
 from streams.errors import ProducerSeqGap, ProducerStale
-from threads.entries import AnyPayload, Chat, Entry, EntryError, Id, encode_entry, to_builtins
+from threads.entries import (
+    AnyPayload,
+    Chat,
+    Entry,
+    EntryError,
+    Id,
+    encode_entry,
+    first_of_each_id,
+    to_builtins,
+)
 from threads.models import EntryLocation
 from threads.permissions import WriteRefused, check_write
 from threads.posting import IdTaken
 from threads.read_watch import reader_of, session_of, unless_ended, until_ended, watch_for
-from threads.reading import find_entry
+from threads.reading import find_entry, read_entries
 from threads.recency import after_append
 
 PASSED_HEADERS = (
@@ -159,12 +168,14 @@ async def sandbox_stream(request, name):
             request, lambda: sync_to_async(access_stream)(request.principal, name)
         )
     access = await sync_to_async(access_stream)(request.principal, name)
-    entries = stamp(decode_sandbox_body(request_body(request)), access.principal.agent_id)
+    items = decode_sandbox_body(request_body(request))
+    chosen = {item.id for item in items if item.id is not None}
+    entries = stamp(items, access.principal.agent_id)
     # The whole batch is checked before anything is appended: all of it lands or none.
     writer = access.principal.writer()
     for entry in entries:
         check_write(writer, entry)
-    if earlier := await sync_to_async(retried)(access, entries):
+    if earlier := await sync_to_async(retried)(access, entries, chosen):
         body = {"entries": [to_builtins(e) for e in earlier], "offset": None, "duplicate": True}
         return json_response(body)
     entries = await sync_to_async(with_files)(access, entries)
@@ -235,21 +246,41 @@ def with_files(access, entries: list[Entry]) -> list[Entry]:
     return linked
 
 
-def retried(access, entries: list[Entry]) -> list[Entry] | None:
-    """A chat id that is already in the thread: the same author's retry answers with what
-    is there and appends nothing; anyone else's reuse of the id is a conflict."""
-    sent = {e.id: e for e in entries if isinstance(e.payload, Chat)}
+def retried(access, entries: list[Entry], chosen: set[str]) -> list[Entry] | None:
+    """An id the writer chose that is already in the thread, whatever its kind: the same
+    author's retry answers with what is there and appends nothing; anyone else's reuse of
+    the id is a conflict (an id belongs to its first author).
+
+    Chat ids are found in the chat index; any other id in the log, read once, and only for
+    a writer that chose its ids (ids the proxy stamps are fresh).
+    """
+    sent = {e.id: e for e in entries if e.id in chosen}
     if not sent:
         return None
-    known = {
-        loc.entry_id: loc
+    authors = {
+        loc.entry_id: loc.author_id
         for loc in EntryLocation.objects.filter(thread=access.thread, entry_id__in=list(sent))
     }
-    if not known:
+    there: dict[str, Entry] = {}
+    if len(authors) < len(sent):
+        for entry in first_of_each_id(read_entries(access.thread.stream_name)[0]):
+            if entry.id in sent:
+                there[entry.id] = entry
+                authors.setdefault(entry.id, entry.authorId or "")
+    if not authors:
         return None
-    for entry_id, location in known.items():
-        if location.author_id != (sent[entry_id].authorId or ""):
+    for entry_id, author in authors.items():
+        if author != (sent[entry_id].authorId or ""):
             raise IdTaken(f"id: {entry_id!r} is already used by another author in this thread")
-    if len(known) != len(entries):
+    if len(authors) != len(entries):
         raise IdTaken("id: some of these entries are already in the thread and some are not")
-    return [found[0] for e in entries if (found := find_entry(access.thread.stream_name, e.id))]
+    return [
+        found
+        for e in entries
+        if (found := there.get(e.id) or _found(access.thread.stream_name, e.id)) is not None
+    ]
+
+
+def _found(stream_name: str, entry_id: str) -> Entry | None:
+    found = find_entry(stream_name, entry_id)
+    return found[0] if found else None

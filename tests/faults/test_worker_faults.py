@@ -6,6 +6,12 @@ reference stream server; the bot's Pi talks to a loopback fake model held at a g
 every thread has a reply in flight when the fault lands. Counted from the logs, each must
 be zero: mentions answered 0 times, answered twice, entries written under a dispatch id
 already recorded failed, and threads stored working once everything is at rest.
+
+A delegated coding run lives while its worker holds it: one held in a tool call longer than
+the silence rule (``RUN_SILENCE_S``; CI size shortens both, 20 s of silence against a 40 s
+tool call, the full size runs the 90 s rule against a 120 s call) finishes ok, never
+orphaned, with one report to its parent; one whose worker is killed with kill -9 is orphaned
+once, by the takeover, with one report.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ THREADS = sized(10, 3)
 PER_THREAD = 2  # mentions per thread: the second arrives while the first is answered
 LEASE_S = 3
 WAIT_S = 240.0
+SWEEP_S = 5
+RUN_SILENCE_S = sized(90, 20)  # the sweep's silence rule for runs no worker holds
+LONG_TOOL_S = sized(120, 40)  # a tool call held open past it
 
 
 @pytest.fixture(scope="module")
@@ -45,14 +54,24 @@ def cluster(fake, tmp_path_factory):
         "BACKSTAGE_DRAIN_S": "2",
         "PI_AGENT_DIR": str(agent_dir),
         "DISPATCH_EVENT_IDLE_S": "60",
+        "RUN_SILENCE_S": str(RUN_SILENCE_S),
     }
-    with Cluster(web=2, workers=2, sweep_s=5, extra_env=env) as cluster:
+    with Cluster(web=2, workers=2, sweep_s=SWEEP_S, extra_env=env) as cluster:
         yield cluster
 
 
 @pytest.fixture
 def world(cluster):
-    world = cluster.world(people=1, threads=THREADS)
+    return helper_world(cluster, THREADS)
+
+
+@pytest.fixture
+def run_world(cluster):
+    return helper_world(cluster, 1)
+
+
+def helper_world(cluster, threads: int) -> dict:
+    world = cluster.world(people=1, threads=threads)
     cluster.manage(
         "shell",
         "-c",
@@ -138,6 +157,8 @@ def count(logs: dict[str, list[dict]], asked: dict[str, list[str]], bot: str) ->
                 taken.update(p["entryIds"])
             elif kind == "chat" and e.get("authorId") == bot and running:
                 chats[running] += 1
+            elif kind == "signal.entry.reaction" and e.get("authorId") == bot and running:
+                chats[running] += p.get("on", True)  # an emoji answer
             elif kind == "signal.dispatch.finished":
                 finished.add(dispatch)
             elif kind == "signal.dispatch.failed" and p.get("final", True) and dispatch:
@@ -230,3 +251,103 @@ def test_a_worker_fails_mid_reply_and_every_mention_is_answered_once(
         "after_failure": 0,
         "working_at_rest": 0,
     }
+
+
+def start_run(cluster, world, parent: str, task: str) -> str:
+    body = {"agent": "helper", "task": task}
+    response = api(cluster, world, f"/api/threads/{parent}/runs", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()["run"]["childThreadId"]
+
+
+def run_record(cluster, world, parent: str, child: str) -> dict:
+    """What the logs say of the run: its states, its orphan records, its parent's reports."""
+    log = log_of(cluster, world, child)
+    return {
+        "states": [
+            e["payload"]["state"] for e in log if e["payload"]["type"].endswith("run_state")
+        ],
+        "orphaned": sum(e["payload"]["type"] == "signal.thread.orphaned" for e in log),
+        "in_tool": any(e["payload"]["type"] == "pi.assistant" for e in log),
+        "reports": [
+            e["payload"]
+            for e in log_of(cluster, world, parent)
+            if e["payload"]["type"] == "signal.thread.child_finished"
+            and e["payload"]["childThreadId"] == child
+        ],
+    }
+
+
+def wait_for_run(cluster, world, parent, child, done, timeout: float) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        record = run_record(cluster, world, parent, child)
+        if done(record):
+            return record
+        time.sleep(1)
+    raise AssertionError(f"run not there within {timeout}s: {record}\n{cluster.logs()}")
+
+
+def lease_holder(cluster, thread: str) -> str:
+    out = cluster.manage(
+        "shell",
+        "-c",
+        "from dispatch.models import ThreadLease; "
+        f"print(ThreadLease.objects.filter(pk='{thread}').values_list('holder', flat=True)"
+        ".first() or '-')",
+    )
+    return out.strip().splitlines()[-1]
+
+
+def ended(record: dict) -> bool:
+    return bool(record["reports"]) and record["states"][-1] not in ("claimed", "running")
+
+
+def test_a_run_in_a_tool_call_longer_than_the_silence_rule_finishes_ok_once(
+    cluster, run_world, report
+):
+    parent = run_world["threads"][0]
+    started = time.monotonic()
+    child = start_run(cluster, run_world, parent, f"LONGTOOL{LONG_TOOL_S} and report")
+    wait_for_run(cluster, run_world, parent, child, ended, LONG_TOOL_S + 180)
+    took_s = time.monotonic() - started
+    time.sleep(SWEEP_S * 2)  # two more sweeps: a wrong orphan would land now
+    record = run_record(cluster, run_world, parent, child)
+    report(
+        tool_s=LONG_TOOL_S,
+        silence_rule_s=RUN_SILENCE_S,
+        run_s=round(took_s, 1),
+        states=record["states"],
+        orphaned=record["orphaned"],
+        reports=len(record["reports"]),
+    )
+    assert record["states"] == ["claimed", "running", "finished"]
+    assert record["orphaned"] == 0
+    assert [r.get("ok", True) for r in record["reports"]] == [True]
+    assert "slept-" in record["reports"][0]["report"]
+
+
+def test_a_worker_killed_mid_run_is_orphaned_once_with_one_report(cluster, run_world, report):
+    parent = run_world["threads"][0]
+    child = start_run(cluster, run_world, parent, "LONGTOOL600 and report")
+    wait_for_run(cluster, run_world, parent, child, lambda r: r["in_tool"], 120)
+    holder = lease_holder(cluster, child)
+    (doomed,) = [w for w in cluster.workers if f":{w.pid}:" in holder]
+    started = time.monotonic()
+    try:
+        doomed.kill()  # kill -9 of its process group: its Pi and the tool call too
+        wait_for_run(cluster, run_world, parent, child, ended, 120)
+        recovery_s = time.monotonic() - started
+        time.sleep(SWEEP_S * 2)  # two more sweeps: a second orphan would land now
+        record = run_record(cluster, run_world, parent, child)
+    finally:
+        doomed.start(wait=False)  # back to two workers
+    report(
+        states=record["states"],
+        orphaned=record["orphaned"],
+        reports=len(record["reports"]),
+        recovery_s=round(recovery_s, 1),
+    )
+    assert record["states"] == ["claimed", "running", "dead"]
+    assert record["orphaned"] == 1
+    assert [r.get("ok", True) for r in record["reports"]] == [False]

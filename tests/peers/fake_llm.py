@@ -12,6 +12,8 @@ that message (the tool round):
 - ``ENVTOOL``: a ``bash`` call ``env``, then text.
 - ``FAIL500``: HTTP 500.
 - ``SLOW``: a hundred tokens, 0.2 s apart (for timeouts to cut).
+- ``LONGTOOL<n>``: a ``bash`` call ``sleep <n>`` (a tool call held open n seconds, a build
+  or a test suite), then text.
 - anything else: ``Hello from fake LLM!``; after a tool result, ``Tool said: <its text>``.
 
 ``hold()`` makes the next request wait until the test releases it, so a test can act at a
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -70,6 +73,8 @@ MARKERS: dict[str, list[Reply]] = {
     "SLOW": [Text(" ".join(f"tok{i}" for i in range(100)), delay=0.2)],
 }
 
+LONG_TOOL = re.compile(r"LONGTOOL(\d{1,5})")
+
 
 @dataclass
 class Gate:
@@ -98,6 +103,8 @@ def choose(messages: list[dict[str, Any]]) -> Reply:
     for marker, replies in MARKERS.items():
         if marker in prompt and tool_round < len(replies):
             return replies[tool_round]
+    if (long := LONG_TOOL.search(prompt)) and tool_round == 0:
+        return bash(f"sleep {long[1]} && echo slept-{long[1]}")
     if messages and messages[-1].get("role") == "tool":
         return Text(f"Tool said: {text_of(messages[-1].get('content')).strip()}")
     return Text(DEFAULT_TEXT)

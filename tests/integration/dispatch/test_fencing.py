@@ -22,7 +22,10 @@ from threads.entries import (
     Chat,
     DispatchFailed,
     DispatchFinished,
+    DispatchPhase,
     DispatchStarted,
+    EntryReaction,
+    PiAssistant,
     ThreadRunState,
     ThreadTakenOver,
 )
@@ -126,3 +129,47 @@ async def test_a_runs_sandbox_writes_are_refused_after_a_takeover_orphaned_it(wo
     entries = (await sync_to_async(read_entries)(thread.id))[0]
     states = [e.payload.state for e in entries if isinstance(e.payload, ThreadRunState)]
     assert states[-2:] == ["running", "dead"]
+
+
+def reply_writes(bot_id: str, asked: str, answer: str) -> list:
+    """A reply's writes in order, as ``dispatch.replies`` makes them; ``answer``: a chat,
+    or an emoji answer, which is stored as the bot's reaction to what it answered."""
+    answered = (
+        Chat(text="the answer") if answer == "chat" else EntryReaction(entryId=asked, emoji="👍")
+    )
+    return [
+        DispatchStarted(dispatchId="d_one", agentId=bot_id, entryIds=[asked]),
+        DispatchPhase(dispatchId="d_one", phase="thinking"),
+        PiAssistant(dispatchId="d_one", message={"role": "assistant"}),
+        DispatchPhase(dispatchId="d_one", phase="answering"),
+        answered,
+        DispatchFinished(dispatchId="d_one"),
+    ]
+
+
+def answers(entries, bot_id: str) -> list:
+    return [
+        e for e in entries if e.authorId == bot_id and isinstance(e.payload, Chat | EntryReaction)
+    ]
+
+
+@pytest.mark.parametrize("answer", ["chat", "emoji"])
+@pytest.mark.parametrize("landed", range(1, 7), ids=lambda n: f"after-write-{n}")
+def test_a_takeover_after_any_write_of_a_reply_answers_it_exactly_once(world, answer, landed):
+    thread, bot = world.thread, world.bot
+    asked = ask(thread, world.member)
+    writes = reply_writes(bot.id, asked, answer)
+    for payload in writes[:landed]:  # the worker died after this many of its writes
+        stream_writer().append(thread.stream_name, new_entry(payload, author=bot.id))
+    fence = FencedWriter(thread.id, 1)
+    recovered = recover(thread.id, fence)
+    if recovered.resume is not None:  # the taker runs the reply again: its answer, its end
+        assert recovered.resume.dispatch_id == "d_one"
+        for payload in writes[4:]:
+            fence.append(thread.stream_name, new_entry(payload, author=bot.id))
+    entries = read_entries(thread.id)[0]
+    assert len(answers(entries, bot.id)) == 1
+    ends = [e.payload for e in entries if isinstance(e.payload, DispatchFinished | DispatchFailed)]
+    assert [type(p) for p in ends][-1] is DispatchFinished
+    assert not [p for p in ends if isinstance(p, DispatchFailed) and p.final]
+    assert len([p for p in ends if isinstance(p, DispatchFinished)]) == 1

@@ -114,6 +114,18 @@ def test_a_stalled_stream_is_cut_by_the_timeout(live, settings):
     assert live.now()["status"]["state"] == "error"
 
 
+def test_a_tool_call_longer_than_the_idle_limit_does_not_cut_the_reply(live, settings):
+    # A build or a test suite: Pi says nothing while the tool runs, yet the reply works.
+    settings.DISPATCH_EVENT_IDLE_S = 1
+    live.fake.script(bash("sleep 3 && echo built"))
+    live.post("@helper run the build")
+    live.settle()
+    assert [e for e in live.entries() if e.type == "signal.dispatch.failed"] == []
+    answer = [e for e in live.entries() if e.type == "chat"][-1]
+    assert (answer.authorId, answer.payload.text) == (live.world.bot.id, "Tool said: built")
+    assert live.now()["status"]["state"] == "done"
+
+
 def test_two_mentioned_bots_answer_one_after_the_other(live):
     from tests.factories import make_bot
     from tests.peers.fake_llm import MODEL, PROVIDER

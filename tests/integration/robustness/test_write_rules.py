@@ -213,6 +213,43 @@ def test_id_reuse_through_the_stream_proxy_is_a_409(world):
     assert_refused(response, 409, before, world.thread)
 
 
+ASKED = "owner-msg-1"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"type": "pi.assistant", "dispatchId": "d_x", "message": {"role": "assistant"}},
+        {"type": "signal.dispatch.started", "dispatchId": "d_x", "agentId": "BOT", "entryIds": []},
+    ],
+    ids=["pi.assistant", "signal.dispatch.started"],
+)
+def test_a_sandbox_writer_may_not_reuse_another_authors_id_for_any_kind(world, payload):
+    url = f"/api/threads/{world.thread.id}/entries"
+    owner = world.client_for(world.owner)
+    assert owner.post(url, {"id": ASKED, "text": "@helper hi"}).status_code == 201
+    before = log_bytes(world.thread)
+    payload = {k: (world.bot.id if v == "BOT" else v) for k, v in payload.items()}
+    bot = world.jwt_client(world.jwt(dispatch="d_x"))
+    response = post_stream(bot, world.thread, {"id": ASKED, "payload": payload})
+    assert_refused(response, 409, before, world.thread, "another author")
+
+
+def test_an_id_a_bot_used_for_narration_belongs_to_it(world):
+    bot = world.jwt_client(world.jwt(dispatch="d_x"))
+    said = {"type": "pi.assistant", "dispatchId": "d_x", "message": {"role": "assistant"}}
+    assert post_stream(bot, world.thread, {"id": "p-1", "payload": said}).status_code == 200
+    before = log_bytes(world.thread)
+    # Its own retry appends nothing and answers with what is there.
+    again = post_stream(bot, world.thread, {"id": "p-1", "payload": said})
+    assert again.status_code == 200 and again.json()["duplicate"] is True
+    assert log_bytes(world.thread) == before
+    # A person's chat under that id, on either path, is someone else's reuse.
+    chat = {"id": "p-1", "payload": {"type": "chat", "text": "mine"}}
+    response = post_stream(world.token_client(world.member), world.thread, chat)
+    assert_refused(response, 409, before, world.thread)
+
+
 # -- 5. deletion --------------------------------------------------------------------------
 
 
