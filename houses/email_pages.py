@@ -5,6 +5,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from houses import email_address
@@ -14,6 +15,11 @@ from houses.email_address import AddressTaken, BadLink, TooManyLinks
 
 class EmailForm(forms.Form):
     email = forms.EmailField(max_length=254, label="Email address")
+
+
+def back_to_card():
+    """The account page at the email card (below the fold on a phone)."""
+    return redirect(reverse("account") + "#email")
 
 
 def site_of(request) -> str:
@@ -46,9 +52,11 @@ def set_email(request):
         return render_account(request, email_form=form, status=429)
     if pending is None:
         messages.success(request, "That is already your confirmed address.")
+    elif sent:  # the waiting box below says the rest
+        messages.success(request, f"Link sent to {pending.address}.")
     else:
-        (messages.success if sent else messages.error)(request, sent_words(pending.address, sent))
-    return redirect("account")
+        messages.error(request, sent_words(pending.address, sent))
+    return back_to_card()
 
 
 @login_required
@@ -58,10 +66,12 @@ def resend(request):
         pending, sent = email_address.resend(request.user, site_of(request))
     except TooManyLinks as exc:
         messages.error(request, str(exc))
-        return redirect("account")
-    if pending is not None:
-        (messages.success if sent else messages.error)(request, sent_words(pending.address, sent))
-    return redirect("account")
+        return back_to_card()
+    if pending is not None and sent:
+        messages.success(request, f"Link sent again to {pending.address}.")
+    elif pending is not None:
+        messages.error(request, sent_words(pending.address, sent))
+    return back_to_card()
 
 
 @login_required
@@ -69,7 +79,7 @@ def resend(request):
 def cancel(request):
     email_address.cancel(request.user)
     messages.success(request, "The address waiting to be confirmed was dropped.")
-    return redirect("account")
+    return back_to_card()
 
 
 @login_required
@@ -77,7 +87,7 @@ def cancel(request):
 def remove(request):
     email_address.remove(request.user, site_of(request))
     messages.success(request, "Your email address was removed: nothing will be emailed to you.")
-    return redirect("account")
+    return back_to_card()
 
 
 @require_http_methods(["GET", "POST"])
@@ -99,6 +109,6 @@ def confirm(request, token):
             messages.success(
                 request, f"{address} is confirmed: notifications can be emailed to it."
             )
-            return redirect("account")
+            return back_to_card()
         context["confirmed"] = address
     return render(request, "houses/email_confirm.html", context)

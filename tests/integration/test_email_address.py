@@ -53,12 +53,12 @@ def test_an_address_is_saved_only_once_its_link_is_opened_and_the_link_works_onc
     path = link_in(sent)
     # Opening the link only asks (mail scanners open links); confirming is a POST.
     shown = Client().get(path)
-    assert shown.status_code == 200 and "Confirm Mia@example.test" in text(shown)
+    assert shown.status_code == 200 and "Use <strong>Mia@example.test</strong>" in text(shown)
     world.member.refresh_from_db()
     assert world.member.email == ""
 
     done = client.post(path)
-    assert done.status_code == 302 and done["Location"] == "/account/"
+    assert done.status_code == 302 and done["Location"] == "/account/#email"
     world.member.refresh_from_db()
     assert world.member.email == "Mia@example.test"
     assert not PendingEmail.objects.filter(user=world.member).exists()
