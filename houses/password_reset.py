@@ -7,9 +7,11 @@ counted per client address and per address typed (``houses.mail_limits``); over 
 429 page. Django's token is bound to the password hash, last sign-in and email, so a link
 works once and stops when any of them changes; it expires after ``PASSWORD_RESET_TIMEOUT``.
 Setting the new password saves the user, and ``houses.revocation`` ends every session still
-on the old hash and their live reads, as a password change does.
+on the old hash and their live reads, as a password change does; it also lifts a sign-in
+lockout of that username.
 """
 
+from axes.utils import reset as axes_reset
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
@@ -48,8 +50,12 @@ class PasswordResetConfirm(auth_views.PasswordResetConfirmView):
     success_url = reverse_lazy("login")
 
     def form_valid(self, form):
+        response = super().form_valid(form)
+        # Whoever opened the link holds the mailbox: wrong passwords typed before (by them,
+        # or by someone else) no longer pause their sign-in (django-axes).
+        axes_reset(username=form.user.get_username())
         messages.success(
             self.request,
             "Your password was reset: sign in with it. Every other session was signed out.",
         )
-        return super().form_valid(form)
+        return response

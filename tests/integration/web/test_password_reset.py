@@ -100,6 +100,21 @@ def test_a_reset_sets_the_password_once_and_ends_the_other_sessions(world):
     assert "new_password1" not in text(again)
 
 
+def test_a_reset_lifts_a_sign_in_lockout_of_that_username(world, settings):
+    world.member.email = "mia@example.test"
+    world.member.save()
+    browser = Client()
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        browser.post("/login/", {"username": "mia", "password": "wrong"})
+    locked = browser.post("/login/", {"username": "mia", "password": "wrong"})
+    assert locked.status_code == 429 and "forgot/" in text(locked)
+    ask("mia@example.test", ip="127.0.0.1")
+    [path] = LINK.findall(mail.outbox[0].body)
+    set_password(path)
+    signin = browser.post("/login/", {"username": "mia", "password": NEW})
+    assert signin.status_code == 302 and signin["Location"] == "/"
+
+
 def test_a_reset_link_expires_after_an_hour(world):
     world.member.email = "mia@example.test"
     world.member.save()
