@@ -1,6 +1,7 @@
-"""Email you can turn on yourself, in Chromium: a member adds an address on /account/, reads
-the confirmation mail from Django's file backend, follows the link and confirms; a visitor
-who forgot their password asks for a link, follows it, sets a new one and signs in.
+"""Email you can turn on yourself, in Chromium: a member adds an address on /account/ (or a
+newcomer at sign-up), reads the confirmation mail from Django's file backend, follows the
+link and confirms; a visitor who forgot their password asks for a link, follows it, sets a
+new one and signs in.
 
 With ``ARBE_SHOTS_DIR`` set, the pages are also saved there at 1280×800 and 390×844.
 """
@@ -110,6 +111,25 @@ class EmailAccountTests(HarbourCase):
         # The same link again: used.
         page.goto(self.link_in(message, "/email/confirm/"))
         expect(page.locator(".error")).to_contain_text("already used")
+
+    def test_an_address_given_at_sign_up_is_confirmed_from_the_mailed_link(self):
+        from houses.invites import make_invite
+
+        _, raw = make_invite(self.house, self.owner, 7)
+        page = self.signed_in().new_page()
+        page.goto(f"/join/{raw}")
+        page.get_by_label("Username").fill("newcomer")
+        page.get_by_label("Email (optional)").fill("new@example.test")
+        self.shot(page, "join")
+        page.get_by_label("Password", exact=True).fill("tangerine-Orbit-42")
+        page.get_by_label("Password confirmation").fill("tangerine-Orbit-42")
+        page.get_by_role("button", name="Create account and join").click()
+        expect(page).to_have_url(f"{self.live_server_url}/houses/h/")
+        expect(page.locator(".flash")).to_contain_text("We sent a link to new@example.test")
+
+        page.goto(self.link_in(self.mail_to(page, "new@example.test"), "/email/confirm/"))
+        page.get_by_role("button", name="Confirm address").click()
+        expect(page.locator("#email .email-now")).to_contain_text("new@example.test Confirmed")
 
     def test_a_forgotten_password_is_reset_from_the_mailed_link(self):
         self.member.email = "mia@example.test"
