@@ -165,6 +165,9 @@ def test_cancel_remove_and_a_bad_address(world):
     bad = client.post("/account/email/", {"email": "not an address"})
     assert bad.status_code == 400 and "Enter a valid email address." in text(bad)
     assert "Display name" in text(bad)  # the whole page, with the error
+    for hostile in ("a" * 10_000 + "@example.test", "mia@example.test\r\nBcc: x@evil.test"):
+        assert client.post("/account/email/", {"email": hostile}).status_code == 400
+    assert mail.outbox == []
 
     ask(client, "mia@example.test")
     client.post("/account/email/cancel")

@@ -1,6 +1,7 @@
 """Mentions are emailed only to a confirmed address: one still waiting for its link never
 gets a notification, whether the person has no address yet or is changing theirs."""
 
+import html
 import json
 import re
 
@@ -42,6 +43,8 @@ def test_an_address_waiting_for_its_link_never_gets_a_notification(world):
     assert mia.post("/account/email/", {"email": "mia@example.test"}).status_code == 302
     [link] = mail.outbox
 
+    page = html.unescape(mia.get("/account/notifications/").content.decode())
+    assert "Nothing is sent until you confirm mia@example.test" in page
     mention(world, "@mia before you confirmed")
     assert notifications() == []
     assert not Notice.objects.filter(channel="email").exists()  # none even queued

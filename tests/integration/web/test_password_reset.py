@@ -70,6 +70,9 @@ def test_sign_in_offers_forgot_password_and_the_answer_never_says_who_exists(wor
         page = text(Client().get(response["Location"]))
         answers.append(page[page.index("<main") : page.index("</main>")])  # no CSP nonce
     assert answers[0] == answers[1] == answers[2]
+    for hostile in ("a" * 10_000 + "@example.test", "mia@example.test\r\nBcc: x@evil.test"):
+        refused = Client().post("/login/forgot/", {"email": hostile})
+        assert refused.status_code == 200 and "Enter a valid email address" in text(refused)
     assert "If an account here has that confirmed address" in answers[0]
     # Only the confirmed address got mail: not the unknown one, not the waiting one.
     [sent] = mail.outbox
