@@ -93,6 +93,11 @@ class EmailAccountTests(HarbourCase):
         self.member.refresh_from_db()
         assert self.member.email == ""
         self.shot(page, "account-pending")
+        page.goto("/account/notifications/")
+        expect(page.locator("main")).to_contain_text(
+            "Nothing is sent until you confirm mia@example.test"
+        )
+        self.shot(page, "notifications-pending")
 
         message = self.mail_to(page, "mia@example.test")
         assert message["Subject"] == "Confirm your email address for arbe"
