@@ -336,7 +336,17 @@ EMAIL_PORT = env_int("EMAIL_PORT", 25)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
 EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL")
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT_S", 10)  # a hung mail server never holds a page or worker
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))  # the file backend's folder
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "arbe <arbe@localhost>")
+# Account email (houses/email_address.py, docs/notifications.md "Email addresses"): how long a
+# confirmation link works, and a password reset link (Django's token; single-use by design).
+EMAIL_CONFIRM_MAX_AGE_S = env_int("EMAIL_CONFIRM_MAX_AGE_S", 24 * 3600)
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT_S", 3600)
+# Password reset requests (houses/password_reset.py), per hour: per client address, per address.
+PASSWORD_RESETS_PER_CLIENT = env_int("PASSWORD_RESETS_PER_CLIENT", 10)
+PASSWORD_RESETS_PER_ADDRESS = env_int("PASSWORD_RESETS_PER_ADDRESS", 3)
 NOTIFY_EMAIL_DELAY_S = env_int("NOTIFY_EMAIL_DELAY_S", 600)
 NOTIFY_KEEP_DAYS = env_int("NOTIFY_KEEP_DAYS", 30)  # how long the record of what was sent stays
 NOTIFY_POLL_S = env_int("NOTIFY_POLL_S", 2)  # how often a worker looks for work it wasn't woken for

@@ -1,4 +1,4 @@
-"""Your account: display name, password, time zone; your API tokens live under it.
+"""Your account: display name, email, password, time zone; your API tokens live under it.
 
 The display name is the person's agent's (what every thread shows). The password is
 changed by Django's own ``PasswordChangeView``, which keeps this session signed in
@@ -20,7 +20,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 
 from arbe_site.zones import COOKIE, BadZone, zone_named
+from houses.email_address import max_age_words
 from houses.membership import agent_for_user
+from houses.models import PendingEmail
 from houses.names import check_display_name
 from threads.entry_views import avatar
 from threads.narration import Name
@@ -60,7 +62,6 @@ def zones() -> list[str]:
 @login_required
 def account_page(request):
     agent = agent_for_user(request.user)
-    pinned = request.COOKIES.get(COOKIE, "") if request.COOKIES.get(PINNED) else ""
     if request.method == "POST":
         form = AccountForm(request.POST)
         if form.is_valid():
@@ -75,12 +76,26 @@ def account_page(request):
                 response.delete_cookie(PINNED)
             messages.success(request, "Saved.")
             return response
-        status = 400
-    else:
+        return render_account(request, form=form, status=400)
+    return render_account(request)
+
+
+def render_account(request, *, form=None, email_form=None, status=200):
+    """The page, with either form's errors (the email part posts to ``houses.email_pages``)."""
+    agent = agent_for_user(request.user)
+    if form is None:
+        pinned = request.COOKIES.get(COOKIE, "") if request.COOKIES.get(PINNED) else ""
         form = AccountForm(initial={"display_name": agent.display_name, "time_zone": pinned})
-        status = 200
     name = Name(agent.display_name, agent.handle)
-    context = {"form": form, "agent": agent, "avatar": avatar(agent.id, name), "zones": zones()}
+    context = {
+        "form": form,
+        "agent": agent,
+        "avatar": avatar(agent.id, name),
+        "zones": zones(),
+        "email_form": email_form,
+        "pending_email": PendingEmail.objects.filter(user=request.user).first(),
+        "email_hours": max_age_words(),
+    }
     return render(request, "houses/account.html", context, status=status)
 
 

@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from houses import email_address, email_pages
 from houses.access import access_invite, access_owned_house
 from houses.forms import InviteForm
 from houses.invites import DEFAULT_DAYS, accept_invite, make_invite, revoke_invite
@@ -24,7 +25,17 @@ from houses.names import ascii_handle_base, check_username
 
 class SignUpForm(UserCreationForm):
     """Username and password, held to ``AUTH_PASSWORD_VALIDATORS``; the username's handle
-    may not be a bot's in the house being joined (a mention of it would be ambiguous)."""
+    may not be a bot's in the house being joined (a mention of it would be ambiguous).
+    An email address is optional and only asked for here: it is confirmed by its link
+    (``houses.email_address``) before anything is sent to it."""
+
+    email = forms.EmailField(
+        required=False,
+        max_length=254,
+        label="Email (optional)",
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+    field_order = ["username", "email", "password1", "password2"]
 
     class Meta(UserCreationForm.Meta):
         fields = ("username",)
@@ -73,6 +84,8 @@ def join(request, token):
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(request, f"Welcome to {house.name}, {user.get_username()}.")
+            if form.cleaned_data["email"]:
+                _ask_for_email(request, user, form.cleaned_data["email"])
             return redirect("house", slug=house.slug)
     member = user.is_authenticated and house.memberships.filter(user=user).exists()
     context = {
@@ -85,6 +98,18 @@ def join(request, token):
     }
     status = 409 if problem else 400 if form else 200
     return render(request, "houses/join.html", context, status=status)
+
+
+def _ask_for_email(request, user, address: str) -> None:
+    """After the account exists: its confirmation link is sent, or the page says why not."""
+    try:
+        pending, sent = email_address.ask(user, address, email_pages.site_of(request))
+    except email_address.TooManyLinks as exc:  # a new account has sent none: not expected
+        messages.error(request, str(exc))
+        return
+    if pending is not None:
+        level = messages.info if sent else messages.error
+        level(request, email_pages.sent_words(pending.address, sent))
 
 
 @login_required

@@ -257,3 +257,23 @@ class HouseInvite(models.Model):
     @property
     def is_usable(self) -> bool:
         return self.revoked_at is None and self.expires_at > timezone.now()
+
+
+class PendingEmail(models.Model):
+    """An address a person asked for and hasn't confirmed yet (houses.email_address).
+
+    ``User.email`` holds only confirmed addresses; this row holds the one waiting for its
+    link. ``nonce`` is in every link sent for it: confirming deletes the row, so a link
+    works once, and asking for another address makes a new nonce, so older links stop.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pending_email"
+    )
+    address = models.EmailField()
+    nonce = models.CharField(max_length=32, editable=False)
+    requested_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"{self.address} (waiting for {self.user})"

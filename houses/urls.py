@@ -1,11 +1,16 @@
 from django.urls import path
 from django.views.generic import RedirectView
 
-from houses import account, api, house_settings, joining, views
+from houses import account, api, email_pages, house_settings, joining, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("account/", account.account_page, name="account"),
+    path("account/email/", email_pages.set_email, name="account-email"),
+    path("account/email/resend", email_pages.resend, name="account-email-resend"),
+    path("account/email/cancel", email_pages.cancel, name="account-email-cancel"),
+    path("account/email/remove", email_pages.remove, name="account-email-remove"),
+    path("email/confirm/<str:token>", email_pages.confirm, name="email-confirm"),
     path("account/password/", account.PasswordChange.as_view(), name="account-password"),
     path("account/tokens/", views.tokens_page, name="tokens"),
     path("tokens/", RedirectView.as_view(pattern_name="tokens"), name="tokens-moved"),

@@ -46,6 +46,8 @@ def _send_claimed(user_id: int, claim: str) -> bool:
         Notice.objects.filter(claimed_by=claim, state=Notice.State.SENDING).order_by("created_at")
     )
     live = _still_news(user_id, notices)
+    # ``User.email`` holds only a confirmed address; one waiting for its link is in
+    # ``houses.PendingEmail`` and is never sent a notification (houses/email_address.py).
     user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
     chosen = NotifySettings.objects.filter(user_id=user_id).first()
     if user is None or not user.email or (chosen is not None and not chosen.email):

@@ -21,7 +21,7 @@ class Reason:
 @dataclass(frozen=True)
 class Recipient:
     user_id: int
-    email: str
+    email: str  # confirmed only ("" when none): a waiting address is never here
     reason: str
     email_on: bool
 
