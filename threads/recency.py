@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from django.db import close_old_connections
 from django.db.models import Q
 
+import notify.inbox
 import notify.outbox
 import search.index
 from arbe_site.events import send_to_group
@@ -151,6 +152,7 @@ def after_append(
     throttle.bump(thread_id, max(e.ts for e in entries), announce=not moves_status(entries))
     track_after_append(thread_id, entries)
     notify.outbox.after_append(thread_id, entries)  # rows and a wake; the worker sends
+    notify.inbox.after_append(thread_id, entries)  # after outbox: a bot's ``Asked`` is noted
 
 
 class RecencyTrackingWriter:
