@@ -20,6 +20,7 @@ from django.db import transaction
 
 from arbe_site.events import send_to_group
 from dispatch.decide import mentions
+from houses.access import readers_of
 from houses.models import Agent
 from notify.models import Asked, InboxItem
 from threads.entries import Chat, DispatchStarted, Entry, EntryDeleted, EntryEdited
@@ -89,8 +90,6 @@ def _items_for(
     thread: Thread, chats: list[Entry], positions: dict[str, int], asked: dict[str, list[int]]
 ) -> list[InboxItem]:
     """The items ``chats`` make: mentions of readers, bots' replies to whoever asked."""
-    from houses.access import readers_of  # houses.access imports the seam: not at load
-
     handles = {h for e in chats for h in mentions(e.payload.text)}
     readers = set(readers_of(thread).values_list("pk", flat=True))
     people = Agent.objects.filter(kind=Agent.Kind.PERSON, user_id__in=readers)

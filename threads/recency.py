@@ -33,21 +33,14 @@ from streams.wire import AppendResult
 from threads import reactions
 from threads.chat_index import locate_chat
 from threads.entries import Entry, encode_entry
-from threads.models import Thread
+from threads.models import Thread, thread_id_of
 from threads.status import moves_status
 from threads.status_sync import track_after_append
 from threads.unread import note_appended
 from threads.windows import note_append
 
 logger = logging.getLogger(__name__)
-THREAD_STREAM_PREFIX = "arbe-thread-"
 THROTTLE_S = 1.0
-
-
-def thread_id_of(stream_name: str) -> str | None:
-    if stream_name.startswith(THREAD_STREAM_PREFIX):
-        return stream_name[len(THREAD_STREAM_PREFIX) :]
-    return None
 
 
 def bump_last_entry_ts(thread_id: str, ts: int) -> int:
