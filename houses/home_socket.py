@@ -73,6 +73,7 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
         for house_id in await database_sync_to_async(_house_ids)(self.user):
             await self._join(f"house-{house_id}")
         await self.send(text_data=await database_sync_to_async(_all_rows)(self.user))
+        await self.send(text_data=await database_sync_to_async(bell_fragment)(self.user))
 
     async def inbox_item(self, event):
         if self.inbox_view:
@@ -110,6 +111,9 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
         house = event.get("house")
         if house is None:  # signed out, a new password, a revoked token: the page ends
             await self.close(code=event["code"])
+            return
+        if self.inbox_view:  # the house's items leave the list
+            await self.send(text_data=await database_sync_to_async(_inbox_list)(self.user))
             return
         group = f"house-{house}"
         if group in self.groups_joined:

@@ -32,7 +32,7 @@ from houses.membership import (
     remove_member,
     retire_bot,
 )
-from houses.sidebar import rows_page, sidebar_context
+from houses.sidebar import houses_block, rows_page, sidebar_context
 from houses.tokens import BadTokenName, issue_token, revoke_token, tokens_of
 from threads.lifecycle import create_thread
 from threads.paging import BadCursor
@@ -71,6 +71,9 @@ def sidebar_more(request, slug):
     except BadCursor:
         raise Http404 from None
     context |= {"side_house": access.house, "side_current": current}
+    if request.GET.get("fresh"):  # a socket that reconnected: the whole sidebar, out of band
+        context |= houses_block(request.user, access.house.pk) | {"oob": True}
+        return render(request, "houses/_side_fresh.html", context)
     return render(request, "houses/_side_page.html", context)
 
 

@@ -105,6 +105,17 @@
     });
   }
 
+  // A socket that reconnected missed what happened meanwhile: fetch the sidebar fresh (its
+  // rows, the other houses, the bell), as the house list starts fresh on every connect.
+  var opens = 0;
+  document.addEventListener("htmx:wsOpen", function () {
+    opens += 1;
+    var sidebar = document.getElementById("sidebar");
+    if (opens > 1 && sidebar && sidebar.dataset.fresh) {
+      htmx.ajax("GET", sidebar.dataset.fresh, { swap: "none" });
+    }
+  });
+
   document.addEventListener("htmx:wsAfterMessage", function () {
     applyPatch();
     notice();

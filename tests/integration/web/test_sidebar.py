@@ -90,6 +90,7 @@ def test_the_sidebar_reads_six_queries_however_many_threads_and_houses(world):
             sidebar_context(house, world.owner, world.thread.id)
         return len(queries)
 
+    make_house("first-other", owner=world.member, members=[world.owner])
     few = count()
     for n in range(60):
         thread = create_thread(house=world.house, title=f"T{n}", by=world.owner.agent)
@@ -159,3 +160,13 @@ async def test_the_inbox_page_socket_lists_a_new_item_live(world):
         await asyncio.sleep(0)
     finally:
         await socket.disconnect()
+
+
+def test_a_reconnected_page_gets_the_whole_sidebar_fresh(world):
+    post(world, world.member, "@olive while you were away", world.other_thread)
+    url = f"/houses/{world.house.slug}/sidebar?fresh=1&current={world.thread.id}"
+    html = world.client_for(world.owner).get(url).content.decode()
+    assert '<ul id="side-threads"' in html and 'hx-swap-oob="true"' in html
+    assert ">@1<" in side_row(html, world.other_thread.id)
+    assert 'aria-current="page"' in side_row(html, world.thread.id)
+    assert 'id="side-houses"' in html and 'id="inbox-bell"' in html and 'data-count="1"' in html
