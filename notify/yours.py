@@ -127,12 +127,3 @@ def mark_all_read(user) -> int:
     if done:
         send_to_group(inbox_group(user.pk), {"type": "inbox.changed", "thread": ""})
     return done
-
-
-def mark_read(user, item_id: int) -> bool:
-    done = InboxItem.objects.filter(user=user, pk=item_id, read_at__isnull=True).update(
-        read_at=timezone.now()
-    )
-    if done:
-        send_to_group(inbox_group(user.pk), {"type": "inbox.changed", "thread": ""})
-    return bool(done)
