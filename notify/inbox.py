@@ -50,17 +50,18 @@ def _apply(thread_id: str, entries: Sequence[Entry]) -> None:
     chats = [e for e in entries if isinstance(e.payload, Chat)]
     deleted = [e.payload.entryId for e in entries if isinstance(e.payload, EntryDeleted)]
     edits = {e.payload.entryId: e for e in entries if isinstance(e.payload, EntryEdited)}
-    if not chats and not deleted and not edits:
-        return
-    thread = Thread.objects.filter(pk=thread_id).only("house_id", "chat_seq").first()
-    if thread is None:
-        return
     told: dict[int, dict] = {}
-    if chats:
+    # Most chat addresses nobody: one query (who asked its bot authors, if any) says so.
+    mentioning = any(mentions(e.payload.text) for e in chats)
+    asked = _asked_now(thread_id, chats) if chats else {}
+    thread = None
+    if mentioning or asked:
+        thread = Thread.objects.filter(pk=thread_id).only("house_id", "chat_seq").first()
+    if thread is not None:
         # Positions as threads.unread just counted them (it ran first at the seam).
         first = thread.chat_seq - len(chats)
         positions = {e.id: first + i + 1 for i, e in enumerate(chats)}
-        items = _items_for(thread, chats, positions, _asked_now(thread_id, chats))
+        items = _items_for(thread, chats, positions, asked)
         if items:
             InboxItem.objects.bulk_create(items, ignore_conflicts=True)  # a retried append
             for item in items:
@@ -128,6 +129,8 @@ def _items_for(
 
 def _apply_edits(thread_id: str, edits: dict[str, Entry]) -> None:
     """An edit by the chat's author refreshes the text its items show."""
+    if not InboxItem.objects.filter(thread_id=thread_id, entry_id__in=list(edits)).exists():
+        return  # the usual case: nobody was addressed by the edited chat
     rows = EntryLocation.objects.filter(
         thread_id=thread_id, entry_id__in=list(edits), type="chat", deleted_by=""
     ).values_list("entry_id", "author_id")

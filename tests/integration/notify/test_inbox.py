@@ -163,3 +163,15 @@ def test_the_inbox_page_reads_a_constant_number_of_queries(world):
     # session, user, the page of items, their authors, the bell's count
     assert len(many) == len(few) <= 5, [q["sql"][:80] for q in many.captured_queries]
     assert len(many_api) == len(few_api)
+
+
+def test_an_edit_by_the_author_changes_the_text_shown(world):
+    said = post(world, world.member, "@olive lunch at 12?")
+    response = world.client_for(world.member).patch(
+        f"/api/threads/{world.thread.id}/entries/{said}",
+        {"text": "@olive lunch at 1?"},
+        content_type="application/json",
+    )
+    assert response.status_code == 200, response.content
+    [item] = inbox(world, world.owner)["items"]
+    assert item["text"] == "@olive lunch at 1?"
