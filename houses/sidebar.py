@@ -97,6 +97,14 @@ def row_fragment(house_id: int, thread_id: str, user, *, current: str = "", move
     return render_to_string("houses/_side_patch.html", {"row": row, "move": move})
 
 
+def rows_fragment(house_id: int, user, current: str = "") -> str:
+    """The first page of rows, fresh (the inbox was marked read: every badge changed)."""
+    from houses.models import House
+
+    context = rows_page(house_id, user, current) | {"side_house": House.objects.get(pk=house_id)}
+    return render_to_string("houses/_side_threads.html", context | {"oob": True})
+
+
 def houses_fragment(user, house_id: int | None) -> str:
     context = houses_block(user, house_id) | {"oob": True}
     return render_to_string("houses/_side_houses.html", context) + render_to_string(

@@ -15,7 +15,7 @@ from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from houses.sidebar import bell_fragment, houses_fragment, row_fragment
+from houses.sidebar import bell_fragment, houses_fragment, row_fragment, rows_fragment
 
 __all__ = ["YoursFollower", "bell_fragment", "frames", "notice_fragment"]
 from notify.bell import modes_of
@@ -63,6 +63,8 @@ def frames(user, event: dict, *, house_id: int | None, current: str = "", side: 
         return "".join(out)
     if side and thread and thread != current:
         out.append(row_fragment(house_id, thread, user, current=current, move=False))
+    elif side and kind == "inbox.changed" and not thread:
+        out.append(rows_fragment(house_id, user, current))  # all read: every badge goes
     if side:
         out.append(houses_fragment(user, house_id))  # other houses' totals and the bell
     else:

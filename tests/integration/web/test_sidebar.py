@@ -170,3 +170,17 @@ def test_a_reconnected_page_gets_the_whole_sidebar_fresh(world):
     assert ">@1<" in side_row(html, world.other_thread.id)
     assert 'aria-current="page"' in side_row(html, world.thread.id)
     assert 'id="side-houses"' in html and 'id="inbox-bell"' in html and 'data-count="1"' in html
+
+
+async def test_marking_the_inbox_read_clears_every_badge_on_an_open_page(world):
+    from notify.yours import mark_all_read
+
+    await sync_to_async(post)(world, world.member, "@olive one", world.other_thread)
+    socket = await thread_socket(world)
+    try:
+        await sync_to_async(mark_all_read)(world.owner)
+        framed = await frame_with(socket, '<ul id="side-threads"')
+        assert "mention-badge" not in framed and 'data-count="0"' in framed
+        assert "has-unread" in side_row(framed, world.other_thread.id)  # the thread still is
+    finally:
+        await socket.disconnect()
