@@ -14,11 +14,6 @@
     if (!patch || !list) return;
     Array.from(patch.querySelectorAll(":scope > div > li, :scope > li")).forEach(function (row) {
       var old = document.getElementById(row.id);
-      var current = document.querySelector('#side-threads a[aria-current="page"]');
-      if (current && row.id === current.parentNode.id) {
-        var link = row.querySelector("a");
-        if (link) link.setAttribute("aria-current", "page");
-      }
       if (row.hasAttribute("data-move")) {
         row.removeAttribute("data-move");
         if (old) old.remove();
