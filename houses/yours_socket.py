@@ -15,6 +15,7 @@ from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from houses.access import houses_of
 from houses.sidebar import bell_fragment, houses_fragment, row_fragment, rows_fragment
 
 __all__ = ["YoursFollower", "bell_fragment", "frames", "notice_fragment"]
@@ -28,7 +29,7 @@ def notice_fragment(user, entry_id: str, current: str = "") -> str:
     muted the thread, turned notifications off, or is looking at the thread already."""
     item = (
         InboxItem.objects.select_related("thread", "house")
-        .filter(user=user, entry_id=entry_id)
+        .filter(user=user, entry_id=entry_id, house__in=houses_of(user).values("pk"))
         .first()
     )
     if item is None:
