@@ -272,9 +272,8 @@ def main(argv=None) -> None:
             "| page | size of the work | p50 ms | response | SQL queries |",
             "|---|---|---|---|---|",
         ]
-        if args.sidebar_only:
-            for row in sidebar_rows(calls, SIDEBAR_QUICK if args.quick else SIDEBAR_SIZE):
-                print(row)
+        if args.sidebar_only:  # each row is printed as it is measured
+            sidebar_rows(calls, SIDEBAR_QUICK if args.quick else SIDEBAR_SIZE)
             return
         rows, page_ms = thread_rows(calls, lengths)
         rows += house_rows(calls, HOUSE_SIZES)
