@@ -37,7 +37,8 @@ def link(item: yours.Item) -> str:
     return f"{url}?around={item.entry_id}#entry-{item.entry_id}"
 
 
-def rows(user, before=None, limit: int = yours.PAGE) -> tuple[list[dict], str]:
+def rows(user, before=None, limit: int | None = None) -> tuple[list[dict], str]:
+    limit = limit or yours.PAGE
     items = yours.page(user, before, limit + 1)
     more = len(items) > limit
     items = items[:limit]

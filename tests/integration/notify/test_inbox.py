@@ -175,3 +175,19 @@ def test_an_edit_by_the_author_changes_the_text_shown(world):
     assert response.status_code == 200, response.content
     [item] = inbox(world, world.owner)["items"]
     assert item["text"] == "@olive lunch at 1?"
+
+
+def test_the_inbox_page_loads_older_items_below(world, monkeypatch):
+    from notify import yours
+
+    monkeypatch.setattr(yours, "PAGE", 2)
+    said = [post(world, world.member, f"@olive item {n}") for n in range(3)]
+    client = world.client_for(world.owner)
+    html = client.get("/inbox/").content.decode()
+    assert said[2] in html and said[1] in html and said[0] not in html
+    start = html.index("?after=") + len("?after=")
+    cursor = html[start : html.index('"', start)]
+    older = client.get(f"/inbox/?after={cursor}", headers={"HX-Request": "true"})
+    part = older.content.decode()
+    assert said[0] in part and said[1] not in part and "<html" not in part
+    assert client.get("/inbox/?after=nope").status_code == 404
