@@ -59,7 +59,9 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
     async def connect(self):
         self.user = self.scope["user"]
         self.groups_joined = []
-        self.inbox_view = b"view=inbox" in self.scope.get("query_string", b"")
+        query = self.scope.get("query_string", b"")
+        self.inbox_view = b"view=inbox" in query
+        self.bar_view = b"view=bar" in query  # a page with no socket of its own: the bell
         await self.accept()
         if not self.user.is_authenticated:
             await self.close(code=4401)
@@ -69,6 +71,9 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
         await self.follow_yours(house_id=None, side=False)  # the bell and notices
         if self.inbox_view:
             await self.send(text_data=await database_sync_to_async(_inbox_list)(self.user))
+            return
+        if self.bar_view:
+            await self.send(text_data=await database_sync_to_async(bell_fragment)(self.user))
             return
         for house_id in await database_sync_to_async(_house_ids)(self.user):
             await self._join(f"house-{house_id}")
@@ -88,7 +93,7 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
         self.groups_joined.append(group)
 
     async def thread_status(self, event):
-        if self.inbox_view:
+        if self.inbox_view or self.bar_view:
             return
         html = await database_sync_to_async(_row_for_thread)(self.user, event["thread"])
         if html:
@@ -101,7 +106,8 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
         if self.inbox_view:
             await self.send(text_data=await database_sync_to_async(_inbox_list)(self.user))
             return
-        await self.thread_status(event)
+        if not self.bar_view:
+            await self.thread_status(event)
         await self.send(text_data=await database_sync_to_async(bell_fragment)(self.user))
 
     async def board_rows(self, event):
@@ -114,6 +120,9 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
             return
         if self.inbox_view:  # the house's items leave the list
             await self.send(text_data=await database_sync_to_async(_inbox_list)(self.user))
+            return
+        if self.bar_view:  # the house's items leave the count
+            await self.send(text_data=await database_sync_to_async(bell_fragment)(self.user))
             return
         group = f"house-{house}"
         if group in self.groups_joined:

@@ -1,4 +1,5 @@
 from django import template
+from django.db import DatabaseError
 
 from notify.bell import bell_context
 
@@ -18,5 +19,8 @@ def inbox_bell(context):
 
     count = context.get("inbox_count")
     if count is None:
-        count = unread_total(context["request"].user)
+        try:
+            count = unread_total(context["request"].user)
+        except DatabaseError:  # an error page while the database is away: no count
+            count = 0
     return {"inbox_count": count}

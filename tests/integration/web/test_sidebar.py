@@ -31,6 +31,18 @@ async def thread_socket(world):
     return socket
 
 
+async def joined(group: str) -> None:
+    """Wait until a socket has joined ``group`` (the in-memory layer the tests run on)."""
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    for _ in range(1000):
+        if layer.groups.get(group):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"nobody joined {group}")
+
+
 def side_row(html: str, thread_id: str) -> str:
     start = html.index(f'id="side-{thread_id}"')
     return html[start : html.index("</li>", start)]
@@ -182,5 +194,35 @@ async def test_marking_the_inbox_read_clears_every_badge_on_an_open_page(world):
         framed = await frame_with(socket, '<ul id="side-threads"')
         assert "mention-badge" not in framed and 'data-count="0"' in framed
         assert "has-unread" in side_row(framed, world.other_thread.id)  # the thread still is
+    finally:
+        await socket.disconnect()
+
+
+async def test_a_page_without_a_socket_of_its_own_gets_the_bell_and_notices(world):
+    page = await sync_to_async(lambda: world.client_for(world.owner).get("/account/"))()
+    html = page.content.decode()
+    assert html.count("ws-connect=") == 1 and 'ws-connect="/ws/home/?view=bar"' in html
+    thread_page = await sync_to_async(
+        lambda: world.client_for(world.owner).get(f"/threads/{world.thread.id}/")
+    )()
+    assert thread_page.content.decode().count("ws-connect=") == 1  # its own, no second
+    socket = await open_socket("/ws/home/?view=bar", world.owner)
+    try:
+        first = await socket.receive_from(5)
+        assert 'id="inbox-bell"' in first and 'id="house-' not in first
+        await sync_to_async(post)(world, world.member, "@olive from anywhere", world.other_thread)
+        framed = await frame_with(socket, 'id="yours-notice"')
+        assert 'data-count="1"' in framed and "side-" not in framed
+    finally:
+        await socket.disconnect()
+
+
+async def test_the_board_page_socket_carries_the_bell_and_notices(world):
+    socket = await open_socket(f"/ws/houses/{world.house.slug}/board/", world.owner)
+    try:
+        await joined(f"inbox-{world.owner.pk}")  # past its connect (it sends nothing first)
+        await sync_to_async(post)(world, world.member, "@olive on the board", world.other_thread)
+        framed = await frame_with(socket, 'id="yours-notice"')
+        assert 'data-count="1"' in framed
     finally:
         await socket.disconnect()
