@@ -10,6 +10,9 @@ stream server in-process; the median (p50) of the timed requests is reported, wi
 HTML size and the SQL queries of one request. Targets (docs/history.md): the thread page at
 100,000 entries p50 ≤ 30 ms, ≤ 100 KiB and within 1.5× of the page at 100 entries; an older
 window at any depth ≤ 30 ms; the house page and the list APIs with 10,000 threads p50 ≤ 30 ms
+and ≤ 6 queries. The thread page with its sidebar in a house of 3,000 threads (and other
+houses, unread positions, inbox items): the page at 20,000 entries within 1.5× of the page
+at 100, ≤ 100 KiB; the sidebar's part (``houses.sidebar``, context and render) p50 ≤ 30 ms
 and ≤ 6 queries.
 """
 
@@ -23,6 +26,8 @@ from bench.now import TAIL, _raw, sample_entries, setup_django
 
 THREAD_LENGTHS = (100, 10_000, 100_000)
 HOUSE_SIZES = (10, 10_000)
+SIDEBAR_SIZE = (3_000, 20_000)  # threads in the house, entries in the thread shown
+SIDEBAR_QUICK = (300, 2_000)
 APPEND = 12  # entries per seeded append
 
 
@@ -151,10 +156,113 @@ def house_rows(calls: int, sizes) -> list[str]:
     return rows
 
 
+def sidebar_house(threads: int):
+    """A house of ``threads`` threads for one person: some unread, some with items in their
+    inbox, and ten other houses of theirs."""
+    from notify.models import InboxItem
+    from tests.factories import make_house, make_user
+    from threads.models import Thread, ThreadRead
+
+    owner, member = make_user("bench-side"), make_user("bench-side-member")
+    house = make_house("bench-side", owner=owner, members=[member])
+    made = Thread.objects.bulk_create(
+        [
+            Thread(
+                house=house,
+                title=f"thread {i}",
+                created_by=owner.agent,
+                chat_seq=i % 9,
+                last_entry_ts=1_700_000_000_000 + i * 1000,
+            )
+            for i in range(threads)
+        ],
+        batch_size=2000,
+    )
+    ThreadRead.objects.bulk_create(
+        [
+            ThreadRead(user=owner, thread=t, read_seq=max(t.chat_seq - i % 3, 0))
+            for i, t in enumerate(made)
+        ],
+        batch_size=2000,
+    )
+    InboxItem.objects.bulk_create(
+        [
+            InboxItem(
+                user=owner,
+                thread=t,
+                house=house,
+                entry_id=f"bench-item-{i}",
+                kind="mention",
+                author_id=member.agent.id,
+                text="@bench-side have a look",
+                seq=t.chat_seq,
+                ts=t.last_entry_ts,
+            )
+            for i, t in enumerate(made[::5])
+        ],
+        batch_size=2000,
+    )
+    for n in range(10):
+        other = make_house(f"bench-side-{n}", owner=member, members=[owner])
+        Thread.objects.bulk_create(
+            [Thread(house=other, title=f"t{i}", chat_seq=3, last_entry_ts=i) for i in range(50)]
+        )
+    return house, owner
+
+
+def sidebar_rows(calls: int, size: tuple[int, int]) -> list[str]:
+    """The thread page with its sidebar, and the sidebar's part alone."""
+    from django.db import connection
+    from django.template.loader import render_to_string
+    from django.test import Client
+
+    from houses.sidebar import sidebar_context
+
+    threads, entries = size
+    house, owner = sidebar_house(threads)
+    client = Client()
+    client.force_login(owner)
+    rows, page = [], {}
+    for n in (100, entries):
+        thread = seeded_thread(house, owner, n)
+        p50, size_b, queries = timed(client, f"/threads/{thread.id}/", calls)
+        page[n] = p50
+        rows.append(
+            f"| thread page with sidebar | {threads:,} threads, {n:,} entries | {p50:.1f} "
+            f"| {size_b / 1024:.1f} KiB | {queries} |"
+        )
+        print(rows[-1], flush=True)
+
+    def part() -> str:
+        return render_to_string("houses/_sidebar.html", sidebar_context(house, owner, thread.pk))
+
+    part()  # warm
+    queries = []
+    with connection.execute_wrapper(lambda ex, sql, *a: queries.append(sql) or ex(sql, *a)):
+        html = part()
+    times = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        part()
+        times.append((time.perf_counter() - started) * 1000)
+    rows.append(
+        f"| the sidebar's part | {threads:,} threads, 10 other houses | "
+        f"{statistics.median(times):.1f} | {len(html) / 1024:.1f} KiB | {len(queries)} |"
+    )
+    print(rows[-1], flush=True)
+    rows.append(
+        f"| thread page with sidebar, {entries:,} / 100 entries | {threads:,} threads "
+        f"| {page[entries] / page[100]:.2f}× | | |"
+    )
+    print(rows[-1], flush=True)
+    return rows
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--sidebar-only", action="store_true", help="only the sidebar's rows")
     args = parser.parse_args(argv)
     calls = 5 if args.quick else 21
     lengths = THREAD_LENGTHS[:2] if args.quick else THREAD_LENGTHS
@@ -164,8 +272,12 @@ def main(argv=None) -> None:
             "| page | size of the work | p50 ms | response | SQL queries |",
             "|---|---|---|---|---|",
         ]
+        if args.sidebar_only:  # each row is printed as it is measured
+            sidebar_rows(calls, SIDEBAR_QUICK if args.quick else SIDEBAR_SIZE)
+            return
         rows, page_ms = thread_rows(calls, lengths)
         rows += house_rows(calls, HOUSE_SIZES)
+        rows += sidebar_rows(calls, SIDEBAR_QUICK if args.quick else SIDEBAR_SIZE)
     ratio = page_ms[lengths[-1]] / page_ms[lengths[0]]
     table = "\n".join(head + rows) + (
         f"\n\nThread page at {lengths[-1]:,} entries / at {lengths[0]:,}: {ratio:.2f}×. "

@@ -15,6 +15,7 @@ from django.template.loader import render_to_string
 from boards.models import BoardRow
 from houses.access import access_house
 from houses.revocation import EVENT, Reader, ends, socket_session_end, stop_waiting, user_group
+from houses.yours_socket import YoursFollower
 
 NOT_A_MEMBER = 4404
 
@@ -45,7 +46,7 @@ def rows_fragment(house_id: int, event: dict) -> str:
     )
 
 
-class BoardConsumer(AsyncWebsocketConsumer):
+class BoardConsumer(YoursFollower, AsyncWebsocketConsumer):
     house_id = None
     reader = None
     grouped = False
@@ -65,10 +66,12 @@ class BoardConsumer(AsyncWebsocketConsumer):
         self.reader = Reader.of_session(self.scope.get("session"), house_id)
         self.session_end = socket_session_end(self)
         await self.channel_layer.group_add(f"house-{house_id}", self.channel_name)
+        await self.follow_yours(house_id=None, side=False)  # the bell and notices
 
     async def dispatch(self, message):
         # The house group carries other engineers' events too; only ours have a handler here.
-        if message["type"].startswith("websocket.") or message["type"] in ("board.rows", EVENT):
+        ours = ("board.rows", EVENT, "inbox.item", "inbox.changed")
+        if message["type"].startswith("websocket.") or message["type"] in ours:
             await super().dispatch(message)
 
     async def board_rows(self, event):
@@ -85,6 +88,7 @@ class BoardConsumer(AsyncWebsocketConsumer):
 
     async def stop_following(self) -> None:
         self.reader = None
+        await self.unfollow_yours()
         if self.house_id is not None:
             await self.channel_layer.group_discard(f"house-{self.house_id}", self.channel_name)
             self.house_id = None

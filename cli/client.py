@@ -134,6 +134,30 @@ class SearchPage(msgspec.Struct):
     next: str | None = None
 
 
+class InboxAuthor(msgspec.Struct):
+    handle: str
+    displayName: str
+    bot: bool = False
+
+
+class InboxItem(msgspec.Struct):
+    entryId: str
+    kind: str
+    threadId: str
+    threadTitle: str
+    house: HitHouse
+    author: InboxAuthor
+    text: str
+    ts: int
+    unread: bool
+
+
+class InboxPage(msgspec.Struct):
+    items: list[InboxItem]
+    unread: int = 0
+    next: str | None = None
+
+
 class Problem(msgspec.Struct):
     error: str = ""
 
@@ -252,6 +276,13 @@ class Api:
         params |= {"house": house} if house else {}
         params |= {"cursor": cursor} if cursor else {}
         return self.call("GET", "/api/search", SearchPage, params=params)
+
+    def inbox(self, cursor: str | None = None) -> InboxPage:
+        params = {"limit": 50} | ({"cursor": cursor} if cursor else {})
+        return self.call("GET", "/api/inbox", InboxPage, params=params)
+
+    def inbox_read(self) -> int:
+        return self.call("POST", "/api/inbox/read", dict)["marked"]
 
     def scoped(self, thread_id: str) -> ScopedStreamClient:
         return ScopedStreamClient(

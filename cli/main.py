@@ -38,6 +38,7 @@ from cli.render import (
     decoded,
     hit_line,
     house_line,
+    inbox_line,
     now_lines,
     print_entries,
     thread_line,
@@ -106,6 +107,12 @@ def parser() -> argparse.ArgumentParser:
     search.add_argument("--house", help="only this house (its slug)")
     search.add_argument("--sort", choices=("newest", "relevance"), default="newest")
     search.add_argument("--max", type=int, default=200, help="stop after this many (200)")
+    inbox = commands.add_parser(
+        "inbox", help="mentions of you and bots' replies to you, newest first (* unread)"
+    )
+    inbox.add_argument("--max", type=int, default=50, help="stop after this many (50)")
+    inbox.add_argument("--unread", action="store_true", help="only what you haven't read")
+    inbox.add_argument("--mark-read", action="store_true", help="mark everything read")
     return root
 
 
@@ -314,8 +321,36 @@ def search(api: Api, args, out: Output, **_) -> None:
         out.note(f"… more than {args.max}; narrow the search or raise --max.")
 
 
+def inbox(api: Api, args, out: Output, **_) -> None:
+    """The same list as /inbox/ and GET /api/inbox, page after page, up to ``--max``."""
+    if args.mark_read:
+        marked = api.inbox_read()
+        out.note(f"Marked {marked} read." if marked else "Nothing was unread.")
+        return
+    bold = out.stdout.isatty() if hasattr(out.stdout, "isatty") else False
+    cursor, shown, unread = None, 0, 0
+    while shown < args.max:
+        page = api.inbox(cursor)
+        unread = page.unread
+        for item in page.items:
+            if shown >= args.max:
+                break
+            if args.unread and not item.unread:
+                continue
+            out.line(inbox_line(item, bold))
+            shown += 1
+        cursor = page.next
+        if cursor is None:
+            break
+    if shown == 0:
+        out.note("Nothing unread for you." if args.unread else "Nothing addressed to you yet.")
+    else:
+        out.note(f"{unread} unread.")
+
+
 COMMANDS = {
     "houses": houses,
+    "inbox": inbox,
     "threads": threads,
     "new": new,
     "post": post,

@@ -179,3 +179,15 @@ def hit_line(hit, bold: bool = False) -> str:
     text = " ".join(text.split())
     where = f"{hit.house.slug}/{hit.threadTitle}"
     return f"{when}  {where}  @{hit.author.handle}: {text}  [{hit.threadId} {hit.entryId}]"
+
+
+def inbox_line(item, bold: bool = False) -> str:
+    """An inbox item: when, where, who, what, its ids; unread ones marked (bold on a terminal)."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.ts / 1000))
+    what = "replied" if item.kind == "reply" else "mentioned you"
+    text = " ".join(item.text.split())
+    line = f"{when}  {item.house.slug}/{item.threadTitle}  @{item.author.handle} {what}: {text}"
+    line += f"  [{item.threadId} {item.entryId}]"
+    if not item.unread:
+        return "  " + line
+    return f"\033[1m* {line}\033[0m" if bold else "* " + line

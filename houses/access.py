@@ -14,8 +14,7 @@ from django.http import Http404
 
 from houses.models import House, HouseInvite, Membership, token_digest
 from houses.principals import Principal
-from threads.models import Thread
-from threads.recency import thread_id_of
+from threads.models import Thread, thread_id_of
 
 
 @dataclass(frozen=True)

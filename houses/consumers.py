@@ -26,6 +26,7 @@ from django.http import Http404
 from houses.access import access_house
 from houses.fragments import list_fragment, row_fragment
 from houses.revocation import Reader, ends, socket_session_end, stop_waiting, user_group
+from houses.yours_socket import YoursFollower
 from threads.consumers import NOT_A_MEMBER
 from threads.models import Thread
 from threads.unread import reads_group
@@ -58,7 +59,7 @@ def rows_fingerprint(house_id: int) -> tuple:
     return tuple(found.values())
 
 
-class HouseConsumer(AsyncWebsocketConsumer):
+class HouseConsumer(YoursFollower, AsyncWebsocketConsumer):
     house_id = None
     reader = None
     grouped = False
@@ -81,6 +82,7 @@ class HouseConsumer(AsyncWebsocketConsumer):
         self.session_end = socket_session_end(self)
         await self.channel_layer.group_add(f"house-{self.house_id}", self.channel_name)
         await self.channel_layer.group_add(reads_group(self.user.pk), self.channel_name)
+        await self.follow_yours(house_id=self.house_id, side=True)  # the sidebar, the bell
         # Subscribed first, then the snapshot: nothing falls between the page and the socket.
         await self.send_list()
         self.resync = asyncio.create_task(self.resync_forever())
@@ -108,6 +110,7 @@ class HouseConsumer(AsyncWebsocketConsumer):
         html = await database_sync_to_async(row_fragment)(self.house_id, event["thread"], self.user)
         if html:
             await self.send(text_data=html)
+        await self.send_yours(event)  # the sidebar's row
 
     # New entries move a row too (``threads.recency`` announces it when no status changed).
     thread_row = thread_status
@@ -121,6 +124,7 @@ class HouseConsumer(AsyncWebsocketConsumer):
         )
         if html:
             await self.send(text_data=html)
+        await self.send_yours(event)  # the sidebar's row, other houses, the bell
 
     async def board_rows(self, event):
         """Board rows changed: the board page's own socket renders those; nothing here."""
@@ -133,6 +137,7 @@ class HouseConsumer(AsyncWebsocketConsumer):
     async def stop_following(self) -> None:
         """Out of the house's groups: no row reaches a socket whose right ended."""
         self.reader = None
+        await self.unfollow_yours()
         if self.resync is not None:
             self.resync.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -24,6 +24,7 @@ urlpatterns = [
     path("houses/<slug:slug>/leave", house_settings.leave_form, name="house-leave"),
     path("houses/<slug:slug>/threads/new", views.new_thread, name="new-thread"),
     path("houses/<slug:slug>/more", views.more_threads, name="more-threads"),
+    path("houses/<slug:slug>/sidebar", views.sidebar_more, name="sidebar-more"),
     path("houses/<slug:slug>/members/", views.members_page, name="members"),
     path("houses/<slug:slug>/members/add", views.add_member_form, name="add-member"),
     path(

@@ -32,6 +32,7 @@ from houses.membership import (
     remove_member,
     retire_bot,
 )
+from houses.sidebar import houses_block, rows_page, sidebar_context
 from houses.tokens import BadTokenName, issue_token, revoke_token, tokens_of
 from threads.lifecycle import create_thread
 from threads.paging import BadCursor
@@ -54,7 +55,26 @@ def house_page(request, slug):
         "form": NewThreadForm(),
         "has_board": access.house.t3_hosts.exists(),
     }
-    return render(request, "houses/house.html", context | list_context(access.house, request.user))
+    context |= list_context(access.house, request.user)
+    context |= sidebar_context(access.house, request.user)
+    return render(request, "houses/house.html", context)
+
+
+@login_required
+@require_GET
+def sidebar_more(request, slug):
+    """The sidebar's next page of threads (its "More threads" button)."""
+    access = access_house(request.user, slug)
+    current = request.GET.get("current", "")[:16]
+    try:
+        context = rows_page(access.house.pk, request.user, current, request.GET.get("after", ""))
+    except BadCursor:
+        raise Http404 from None
+    context |= {"side_house": access.house, "side_current": current}
+    if request.GET.get("fresh"):  # a socket that reconnected: the whole sidebar, out of band
+        context |= houses_block(request.user, access.house.pk) | {"oob": True}
+        return render(request, "houses/_side_fresh.html", context)
+    return render(request, "houses/_side_page.html", context)
 
 
 @login_required

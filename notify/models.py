@@ -143,3 +143,40 @@ class Notice(models.Model):
 
     def __str__(self):
         return f"{self.channel} {self.entry_id} to {self.user_id}: {self.state}"
+
+
+class InboxItem(models.Model):
+    """Something addressed to one person (``notify.inbox``): a mention of them, or a bot's
+    reply to their message. An index of the log kept at the append seam, like unread and
+    search: written when the entry is appended, removed by its tombstone, rebuilt from the
+    logs by ``manage.py rebuild_inbox``. Unread while ``read_at`` is empty and the person's
+    read position in the thread (``ThreadRead.read_seq``) is before ``seq``."""
+
+    class Kind(models.TextChoices):
+        MENTION = "mention"
+        REPLY = "reply"  # a bot answering a message of theirs
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="+")
+    # The house, kept beside the thread so membership filters without a join.
+    house = models.ForeignKey("houses.House", on_delete=models.CASCADE, related_name="+")
+    entry_id = models.CharField(max_length=128)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    author_id = models.CharField(max_length=32, blank=True)
+    text = models.CharField(max_length=300)
+    seq = models.PositiveBigIntegerField()  # the chat's position (threads.unread)
+    ts = models.BigIntegerField()
+    read_at = models.DateTimeField(null=True, blank=True)  # read from the inbox itself
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "entry_id"], name="one_inbox_item_per_entry")
+        ]
+        indexes = [
+            models.Index(fields=["user", "-ts", "-id"], name="inbox_newest"),
+            models.Index(fields=["user", "thread", "seq"], name="inbox_by_thread"),
+            models.Index(fields=["thread", "entry_id"], name="inbox_by_entry"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} {self.entry_id} for {self.user_id}"

@@ -175,6 +175,9 @@ def take(base_url: str, env: dict, out: Path) -> None:
 
         owner_page.goto("/account/notifications/")
         shoot(owner_page, out, "notifications.png")
+        demo.say(member, release, "@owner can you look at the redirect fix before Thursday?")
+        owner_page.goto("/inbox/")
+        shoot(owner_page, out, "inbox.png")
         owner_page.goto("/houses/demo/settings/")
         shoot(owner_page, out, "house-settings.png")
         for path, name in (

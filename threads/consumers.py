@@ -24,6 +24,7 @@ from houses.access import access_person_thread
 from houses.membership import agent_for_user
 from houses.principals import person
 from houses.revocation import Reader, ends, socket_session_end, stop_waiting, user_group
+from houses.yours_socket import YoursFollower
 from streams import errors
 from threads import presence, watching
 from threads.fragments import entry_fragments, offset_marker
@@ -79,7 +80,7 @@ def presence_of(agent_id: str) -> tuple[str, str, dict]:
     return agent_id, agent.display_name, avatar(agent_id, name)
 
 
-class ThreadConsumer(AsyncWebsocketConsumer):
+class ThreadConsumer(YoursFollower, AsyncWebsocketConsumer):
     subscription = None
     pump = None
     read_at = 0.0
@@ -105,6 +106,8 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         await watching.opened(self.user.pk, self.thread_id)
         self.read_at = time.monotonic()  # opening marked the thread read
         self.subscription = await hub().subscribe(self.thread_id)
+        # The sidebar, the bell and notices ride this socket (houses.yours_socket).
+        await self.follow_yours(house_id=self.house_id, current=self.thread_id, side=True)
         try:
             seen = await self.catch_up(self.requested_offset())
         except errors.StreamError:
@@ -170,7 +173,20 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             await self.stop_following()
             await self.close(code=event["code"])
 
+    # -- the sidebar: house events and reads of this person (houses.yours_socket) --------
+
+    async def thread_status(self, event):
+        if event.get("thread") != self.thread_id:  # this thread's own row stays put
+            await self.send_yours(event)
+
+    thread_row = thread_status
+    thread_read = thread_status
+
+    async def board_rows(self, event):
+        """Board rows: the board page's business."""
+
     async def stop_following(self) -> None:
+        await self.unfollow_yours()
         if self.pump is not None:
             self.pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):

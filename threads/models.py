@@ -17,8 +17,17 @@ def new_thread_id() -> str:
     return random_id(10)
 
 
+THREAD_STREAM_PREFIX = "arbe-thread-"
+
+
 def stream_name_for(thread_id: str) -> str:
-    return f"arbe-thread-{thread_id}"
+    return f"{THREAD_STREAM_PREFIX}{thread_id}"
+
+
+def thread_id_of(stream_name: str) -> str | None:
+    if stream_name.startswith(THREAD_STREAM_PREFIX):
+        return stream_name[len(THREAD_STREAM_PREFIX) :]
+    return None
 
 
 class Status(models.TextChoices):

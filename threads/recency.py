@@ -29,15 +29,9 @@ from threads.last_entry import (  # noqa: F401 (re-exported: the seam's recency 
     bump_last_entry_ts,
     throttle,
 )
+from threads.models import thread_id_of
 
 logger = logging.getLogger(__name__)
-THREAD_STREAM_PREFIX = "arbe-thread-"
-
-
-def thread_id_of(stream_name: str) -> str | None:
-    if stream_name.startswith(THREAD_STREAM_PREFIX):
-        return stream_name[len(THREAD_STREAM_PREFIX) :]
-    return None
 
 
 def after_append(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
+import notify.inbox
 import notify.outbox
 import search.index
 from threads import reactions
@@ -73,6 +74,10 @@ def _notify(thread_id: str, entries: Sequence[Entry], next_offset: str | None, r
     notify.outbox.after_append(thread_id, entries)  # rows and a wake; the worker sends
 
 
+def _inbox(thread_id: str, entries: Sequence[Entry], next_offset: str | None, run: dict) -> None:
+    notify.inbox.after_append(thread_id, entries)
+
+
 # (thread id, entries, next offset, what earlier steps of this run left for later ones)
 Step = Callable[[str, Sequence[Entry], "str | None", dict], None]
 STEPS: dict[str, Step] = {
@@ -83,10 +88,12 @@ STEPS: dict[str, Step] = {
     "recency": _recency,
     "status": _status,
     "notify": _notify,
+    "inbox": _inbox,
 }
 # A step that reads what another writes waits for it: the chat index skips chat already
-# located, so it must not run before unread counted it; notifications number chat by it.
-NEEDS = {"chat_index": "unread", "notify": "unread"}
+# located, so it must not run before unread counted it; notifications number chat by it;
+# the inbox reads who asked a bot (``Asked``), which notifications write.
+NEEDS = {"chat_index": "unread", "notify": "unread", "inbox": "notify"}
 
 
 def after_append(

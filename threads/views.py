@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 from houses.access import access_person_thread
 from houses.membership import agent_for_user
 from houses.principals import person
+from houses.sidebar import sidebar_context
 from threads.fragments import page_context, window_context
 from threads.reading import ThreadLogMissing
 from threads.status_sync import now_ms
@@ -29,6 +30,7 @@ def thread_page(request, thread_id):
     try:
         around = request.GET.get("around", "")[:128]
         context = page_context(access, now_ms=now_ms(), around=around, was_read=was_read)
+        context |= sidebar_context(access.thread.house, request.user, access.thread.pk)
         return render(request, "threads/thread.html", context)
     except ThreadLogMissing as exc:
         context = {"thread": access.thread, "problem": str(exc)}

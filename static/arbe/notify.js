@@ -83,9 +83,13 @@
 
   function viewer() { return document.body.dataset.viewer || ""; }
 
+  // The count: what landed here while the tab was hidden, plus what is addressed to you
+  // elsewhere and not read yet (the inbox bell's count).
   function setTitle() {
+    var bell = document.getElementById("inbox-bell");
+    var n = unseen + (bell ? Number(bell.dataset.count) || 0 : 0);
     var base = document.title.replace(PREFIX, "");
-    document.title = unseen > 0 ? "(" + unseen.toLocaleString() + ") " + base : base;
+    document.title = n > 0 ? "(" + n.toLocaleString() + ") " + base : base;
   }
 
   function wanted(entry) {
@@ -115,17 +119,23 @@
     var title = why === "mention" ? name + " mentioned you in " + where
       : why === "bot" ? name + " replied in " + where : name + " in " + where;
     var text = body ? body.textContent.trim().replace(/\s+/g, " ").slice(0, 200) : "";
-    var shown = new Notification(title, { body: text, tag: "entry-" + entry.id });
-    shown.addEventListener("click", function () {
-      window.focus();
-      entry.scrollIntoView({ block: "center" });
-      shown.close();
-    });
+    var show = function () {
+      var shown = new Notification(title, { body: text, tag: entry.id });
+      shown.addEventListener("click", function () {
+        window.focus();
+        entry.scrollIntoView({ block: "center" });
+        shown.close();
+      });
+    };
+    // Once across tabs: another tab may show the same message from its inbox notice (yours.js).
+    if (window.arbeClaimNotice) window.arbeClaimNotice(entry.id.replace(/^entry-/, ""), show);
+    else show();
   }
 
   function scan() {
     var list = document.getElementById("entries");
     if (!list || !viewer()) return;
+    setTitle();
     var entries = list.querySelectorAll(":scope > .entry.chat");
     if (seen === null) {
       seen = new Set();

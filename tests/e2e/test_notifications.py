@@ -80,9 +80,11 @@ class NotificationTests(HarbourCase):
         expect(info.locator(".when-nopush")).to_be_visible()
         scope = page.evaluate("navigator.serviceWorker.getRegistration().then((r) => r && r.scope)")
         assert scope == f"{self.live_server_url}/"
-        # The top bar links here from every page.
+        # The top bar's bell opens the inbox on every page; the inbox links here.
         page.goto(f"/threads/{self.thread.id}/")
-        page.get_by_role("link", name="Notifications").click()
+        page.get_by_role("link", name="Inbox, 0 unread").click()
+        expect(page).to_have_url(f"{self.live_server_url}/inbox/")
+        page.get_by_role("link", name="Notification settings").click()
         expect(page).to_have_url(f"{self.live_server_url}/account/notifications/")
 
     def test_a_hidden_tab_counts_in_its_title_and_shows_a_mention(self):

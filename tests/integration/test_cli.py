@@ -198,3 +198,18 @@ def test_threads_show_names_even_for_a_record_stored_with_an_id(world):
     Thread.objects.filter(pk=world.thread.pk).update(**stored)
     out = Terminal(world.member)("threads", "h").out
     assert "— @helper is thinking" in out and world.bot.id not in out
+
+
+def test_inbox_lists_what_is_addressed_to_you_and_marks_it_read(world):
+    mia, olive = Terminal(world.member), Terminal(world.owner)
+    assert olive("inbox").err.strip() == "Nothing addressed to you yet."
+    said = mia("post", world.other_thread.id, "@olive", "the", "numbers?").out.strip()
+    mia("post", world.thread.id, "nothing for anyone")
+    ran = olive("inbox")
+    assert ran.code == 0 and ran.err.strip() == "1 unread."
+    [line] = ran.out.splitlines()
+    assert line.startswith("* ") and "h/Other  @mia mentioned you: @olive the numbers?" in line
+    assert line.endswith(f"[{world.other_thread.id} {said}]")
+    assert olive("inbox", "--mark-read").err.strip() == "Marked 1 read."
+    assert olive("inbox").out.startswith("  ")  # listed, no longer marked unread
+    assert olive("inbox", "--unread").err.strip() == "Nothing unread for you."

@@ -119,7 +119,7 @@ def test_house_page_queries_do_not_grow_with_threads_or_unread(world):
     with CaptureQueriesContext(connection) as after:
         html = client.get(url).content.decode()
     assert html.count('class="unread"') == 5
-    assert len(after) == len(before) <= 8
+    assert len(after) == len(before) <= 14  # 6 of them the sidebar's
 
 
 async def test_reading_in_one_tab_clears_the_house_page_in_another(world):

@@ -1,0 +1,158 @@
+"""Never miss what is yours (issue 34): sitting in one thread, a mention in another reaches
+the sidebar, the bell, the title and a desktop notification (once across tabs) without a
+reload, and the inbox lists it and opens the thread at the message."""
+
+import os
+import time
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from tests.e2e.console import watch_console
+from tests.e2e.live import HarbourCase
+from threads.lifecycle import create_thread
+
+WAIT = 15_000  # ms
+SHOTS = Path(os.environ.get("ARBE_SHOTS", "/tmp/shots/sidebar-inbox"))
+INCOGNITO_PUSH = "Chrome currently does not support the Push API in incognito mode"
+
+# Counts the desktop notifications a page makes (each constructor call).
+RECORD = """
+(() => {
+  window.__notices = [];
+  const Real = window.Notification;
+  class Recording extends Real {
+    constructor(title, options) {
+      super(title, options);
+      window.__notices.push({ title, body: (options || {}).body, tag: (options || {}).tag });
+    }
+  }
+  window.Notification = Recording;
+})();
+"""
+
+
+class SidebarInboxTests(HarbourCase):
+    def setUp(self):
+        super().setUp()
+        self.other = create_thread(house=self.house, title="Launch", by=self.owner.agent)
+
+    def tearDown(self):
+        super().tearDown()
+        errors = [e for e in self.errors if not e.startswith(INCOGNITO_PUSH)]
+        assert errors == [], errors
+
+    def owner_tab(self, context, path):
+        page = context.new_page()
+        page.add_init_script(RECORD)
+        watch_console(page, self.errors)
+        page.goto(path)
+        expect(page.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
+        return page
+
+    def member_says(self, text) -> str:
+        if not hasattr(self, "_member_page"):
+            self._member_page = self.signed_in(self.member).new_page()
+            self._member_page.goto("/")
+        if not text:
+            return ""
+        page = self._member_page
+        token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+        response = page.request.post(
+            f"/api/threads/{self.other.id}/entries",
+            form={"text": text},
+            headers={"X-CSRFToken": token},
+        )
+        assert response.status == 201, response.text()
+        return response.json()["entry"]["id"]
+
+    def test_a_mention_elsewhere_reaches_the_sidebar_bell_title_and_one_notification(self):
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        context = self.signed_in(self.owner, viewport={"width": 1280, "height": 800})
+        context.grant_permissions(["notifications"], origin=self.live_server_url)
+        here = self.owner_tab(context, f"/threads/{self.thread.id}/")
+        second = self.owner_tab(context, f"/houses/{self.house.slug}/")  # another tab
+        row = here.locator(f"#side-{self.other.id}")
+        expect(here.locator(f"#side-{self.thread.id} a")).to_have_attribute("aria-current", "page")
+        expect(row.locator(".side-count")).to_have_count(0)
+        self.member_says("")  # the member's browser, open before the clock starts
+
+        started = time.monotonic()
+        self.member_says("Morning! The launch checklist is up.")
+        expect(row.locator(".side-count")).to_have_text("1 unread", timeout=WAIT)
+        print(f"sidebar count after {1000 * (time.monotonic() - started):.0f} ms")
+        expect(row).to_have_class("side-row has-unread", timeout=WAIT)
+
+        started = time.monotonic()
+        said = self.member_says("@olive can you sign off the launch checklist?")
+        expect(row.locator(".mention-badge")).to_have_text("@1 addressed to you", timeout=WAIT)
+        print(f"mention badge after {1000 * (time.monotonic() - started):.0f} ms")
+        expect(row.locator(".side-count")).to_have_text("2 unread")
+        expect(here.locator("#inbox-bell")).to_have_attribute("data-count", "1")
+        expect(here.locator("#inbox-bell .bell-count")).to_have_text("1")
+        expect(here).to_have_title("(1) Plans · arbe")
+        expect(second.locator("#inbox-bell")).to_have_attribute("data-count", "1", timeout=WAIT)
+        # Both tabs got the notice; one shows it. The lock is taken before either shows it,
+        # so once both have seen the notice the count is final.
+        for page in (here, second):
+            expect(page.locator("#yours-notice")).to_have_attribute("data-entry", said)
+        wait_for_one = "() => window.__notices.length"
+        total = 0
+        for _ in range(50):
+            total = here.evaluate(wait_for_one) + second.evaluate(wait_for_one)
+            if total:
+                break
+            here.wait_for_timeout(100)
+        here.wait_for_timeout(500)  # a second notice, if any tab were to make one
+        notices = here.evaluate("window.__notices") + second.evaluate("window.__notices")
+        assert len(notices) == 1, notices
+        assert notices[0]["title"] == "mia mentioned you in “Launch”"
+        assert notices[0]["tag"] == f"entry-{said}"
+        here.screenshot(path=str(SHOTS / "sidebar-desktop.png"))
+        second.screenshot(path=str(SHOTS / "house-desktop.png"))
+
+        # The inbox lists the mention and opens the thread at it.
+        here.locator("#inbox-bell").click()
+        expect(here).to_have_url(f"{self.live_server_url}/inbox/")
+        item = here.locator(".inbox-item").first
+        expect(item).to_have_class("inbox-item is-unread")
+        expect(item.locator(".inbox-text")).to_have_text(
+            "@olive can you sign off the launch checklist?"
+        )
+        expect(item.locator(".inbox-thread")).to_have_text("Launch")
+        expect(here.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
+        here.screenshot(path=str(SHOTS / "inbox-desktop.png"), full_page=True)
+        item.locator("a").click()
+        expect(here.locator(f"#entry-{said}")).to_be_visible(timeout=WAIT)
+        assert f"around={said}" in here.url
+        expect(here.locator(f"#side-{self.other.id} a")).to_have_attribute("aria-current", "page")
+        expect(here.locator("#inbox-bell")).to_have_attribute("data-count", "0")
+        # Read there: the other tab's bell follows, and the inbox shows it read.
+        expect(second.locator("#inbox-bell")).to_have_attribute("data-count", "0", timeout=WAIT)
+        here.goto("/inbox/")
+        expect(here.locator(".inbox-item").first).to_have_class("inbox-item")
+
+    def test_the_phone_drawer_and_mark_all_read(self):
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        context = self.signed_in(self.owner, viewport={"width": 390, "height": 844})
+        phone = self.owner_tab(context, f"/threads/{self.thread.id}/")
+        sidebar = phone.locator("#sidebar")
+        expect(sidebar).not_to_be_visible()
+        self.member_says("@olive on your phone?")
+        expect(phone.locator("#inbox-bell")).to_have_attribute("data-count", "1", timeout=WAIT)
+        phone.screenshot(path=str(SHOTS / "thread-phone.png"))
+        phone.get_by_role("button", name="Threads and houses").click()
+        expect(sidebar).to_be_visible()
+        expect(phone.locator(f"#side-{self.other.id} .mention-badge")).to_have_text(
+            "@1 addressed to you"
+        )
+        phone.wait_for_timeout(300)  # the drawer's slide
+        phone.screenshot(path=str(SHOTS / "sidebar-phone-drawer.png"))
+        phone.keyboard.press("Escape")
+        expect(sidebar).not_to_be_visible()
+        phone.goto("/inbox/")
+        expect(phone.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
+        phone.screenshot(path=str(SHOTS / "inbox-phone.png"), full_page=True)
+        phone.get_by_role("button", name="Mark all read").click()
+        expect(phone.locator("#inbox-bell")).to_have_attribute("data-count", "0")
+        expect(phone.locator(".inbox-item.is-unread")).to_have_count(0)
