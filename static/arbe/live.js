@@ -769,16 +769,18 @@
     if (menu) menu.open = false;
     var body = $(".body", entry);
     $(".quote", dialog).textContent = body ? body.textContent.trim().slice(0, 280) : "";
+    // Its files go with it (the server deletes their bytes): say which, before it's too late.
+    var names = $$(".files:not(.purged) .file-name", entry).map(function (n) { return n.textContent; });
+    var fate = $(".files-fate", dialog);
+    fate.hidden = !names.length;
+    fate.textContent = !names.length ? "" : (names.length === 1 ? "Its file, " : "Its " + names.length + " files, ") +
+      names.join(", ") + ", " + (names.length === 1 ? "is" : "are") + " deleted with it: nobody can open or download " +
+      (names.length === 1 ? "it" : "them") + " again.";
     dialog.returnValue = "";
     dialog.addEventListener("close", function () {
       if (dialog.returnValue === "delete") evt.detail.issueRequest(true);
     }, { once: true });
     dialog.showModal();
-  });
-  document.addEventListener("htmx:responseError", function (evt) {
-    if (evt.detail.elt && evt.detail.elt.matches && evt.detail.elt.matches(".delete")) {
-      showError("The message could not be deleted (" + evt.detail.xhr.status + ").");
-    }
   });
   document.addEventListener("click", function (evt) {
     $$("details.actions[open]").forEach(function (menu) {
