@@ -6,9 +6,11 @@ from datetime import UTC, datetime
 from django.template.loader import render_to_string
 
 from threads.fragments import Names, house_names
-from threads.models import Thread
+from django.db.models import Exists, OuterRef, Subquery
+
+from threads.models import Thread, ThreadRead
 from threads.paging import page_of
-from threads.unread import house_unread, read_positions, unread_count
+from threads.unread import house_unread, read_positions, unread_count, unread_sum
 
 AGENT_ID = re.compile(r"\bag_[a-z0-9]{12}\b")
 
@@ -25,7 +27,12 @@ def thread_rows(threads, names: Names, user=None) -> list[dict]:
     person's read positions, however many threads there are.
     """
     threads = list(threads)
-    reads = read_positions(user, (t.pk for t in threads)) if user is not None else {}
+    # A page's rows come with the person's position (``with_reads``); a lone row asks.
+    known = all(hasattr(t, "read_seq") for t in threads)
+    if known:
+        reads = {t.pk: t.read_seq or 0 for t in threads}
+    else:
+        reads = read_positions(user, (t.pk for t in threads)) if user is not None else {}
     return [
         {
             "thread": t,
@@ -77,15 +84,45 @@ def live_threads(house_id: int):
 ROWS = 30  # two screens of rows on a laptop; more load as the list is scrolled
 
 
-def list_context(house, user, cursor: str = "") -> dict:
-    """A page of the house's thread rows for ``user`` and the cursor of the next page."""
-    page = page_of(live_threads(house.pk), cursor, ROWS)
+def list_context(house, user, cursor: str = "", total: int | None = None) -> dict:
+    """A page of the house's thread rows for ``user`` and the cursor of the next page.
+
+    Three queries whatever the house's size: the page of threads with the person's read
+    positions, the names on it, and the unread total (unless the caller has it: ``total``).
+    """
+    threads = with_reads(live_threads(house.pk), user)
+    page = page_of(threads, cursor, ROWS)
     authors = [t.last_chat_author_id for t in page.rows]
     rows = thread_rows(page.rows, house_names(house.pk, authors), user)
     context = {"house": house, "rows": rows, "next": page.next}
     if not cursor:  # the first page carries the house's unread total (the tab title)
-        context["unread_total"] = unread_total(user, house.pk)
+        context["unread_total"] = unread_total(user, house.pk) if total is None else total
     return context
+
+
+def with_reads(threads, user):
+    """``threads`` each with ``read_seq``, ``user``'s read position, in the same query."""
+    if user is None:
+        return threads
+    read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk"))
+    return threads.annotate(read_seq=Subquery(read.values("read_seq")[:1]))
+
+
+def page_facts(house, user) -> tuple[bool, int]:
+    """Whether the house shows a T3 board, and ``user``'s unread total there: one query."""
+    from houses.models import House
+
+    hosts = House._meta.get_field("t3_hosts").related_model
+    row = (
+        House.objects.filter(pk=house.pk)
+        .annotate(
+            has_board=Exists(hosts.objects.filter(house=OuterRef("pk"))),
+            unread=Subquery(unread_sum(user, OuterRef("pk"))),
+        )
+        .values_list("has_board", "unread")
+        .get()
+    )
+    return bool(row[0]), row[1] or 0
 
 
 def list_fragment(house_id: int, user) -> str:

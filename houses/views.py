@@ -19,7 +19,7 @@ from houses.forms import (
     InviteForm,
     NewThreadForm,
 )
-from houses.fragments import list_context
+from houses.fragments import list_context, page_facts
 from houses.home import home_context
 from houses.invites import live_invites
 from houses.membership import (
@@ -48,13 +48,17 @@ def home(request):
 @login_required
 def house_page(request, slug):
     access = access_house(request.user, slug)
+    # Six queries whatever the house's size: session, user, membership, these facts, and
+    # the list's page of threads with read positions and its names (tests hold the budget).
+    has_board, total = page_facts(access.house, request.user)
     context = {
         "house": access.house,
         "membership": access.membership,
         "form": NewThreadForm(),
-        "has_board": access.house.t3_hosts.exists(),
+        "has_board": has_board,
     }
-    return render(request, "houses/house.html", context | list_context(access.house, request.user))
+    rows = list_context(access.house, request.user, total=total)
+    return render(request, "houses/house.html", context | rows)
 
 
 @login_required

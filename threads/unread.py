@@ -134,17 +134,31 @@ def start_at_tail(user_id, house_id: int) -> None:
         cursor.execute(sql, [user_id, timezone.now(), house_id])
 
 
+def _behind(user):
+    read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk")).values("read_seq")[:1]
+    return Greatest(F("chat_seq") - Coalesce(Subquery(read), Value(0)), Value(0))
+
+
 def house_unread(user, house_ids) -> dict[int, int]:
     """``{house id: unread messages in its live threads}`` for one person (one query)."""
-    read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk")).values("read_seq")[:1]
-    behind = Greatest(F("chat_seq") - Coalesce(Subquery(read), Value(0)), Value(0))
     rows = (
         Thread.objects.filter(house_id__in=list(house_ids), archived_at__isnull=True)
         .values("house_id")
-        .annotate(n=Sum(behind))
+        .annotate(n=Sum(_behind(user)))
         .values_list("house_id", "n")
     )
     return {house_id: n or 0 for house_id, n in rows}
+
+
+def unread_sum(user, house_id):
+    """``house_unread`` for one house as a subquery (``house_id`` may be an ``OuterRef``),
+    for a page that asks it alongside other facts in one query."""
+    return (
+        Thread.objects.filter(house_id=house_id, archived_at__isnull=True)
+        .values("house_id")
+        .annotate(n=Sum(_behind(user)))
+        .values("n")[:1]
+    )
 
 
 def watch_changes(changes: dict[tuple[int, str], tuple[int, int, bool]]) -> None:
