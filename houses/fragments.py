@@ -3,11 +3,10 @@
 import re
 from datetime import UTC, datetime
 
+from django.db.models import Exists, OuterRef, Subquery
 from django.template.loader import render_to_string
 
 from threads.fragments import Names, house_names
-from django.db.models import Exists, OuterRef, Subquery
-
 from threads.models import Thread, ThreadRead
 from threads.paging import page_of
 from threads.unread import house_unread, read_positions, unread_count, unread_sum
