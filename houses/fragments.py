@@ -2,6 +2,7 @@
 
 import re
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from django.db.models import Exists, OuterRef, Subquery
 from django.template.loader import render_to_string
@@ -107,9 +108,15 @@ def with_reads(threads, user):
     return threads.annotate(read_seq=Subquery(read.values("read_seq")[:1]))
 
 
-def page_facts(house, user) -> tuple[bool, int]:
-    """Whether the house shows a T3 board, and ``user``'s unread total there: one query."""
-    from houses.models import House
+class PageFacts(NamedTuple):
+    has_board: bool  # the house shows a T3 board
+    unread: int  # the person's unread total there
+    me_name: str  # the person's display name (the top bar's)
+
+
+def page_facts(house, user) -> PageFacts:
+    """What the house page says beside its list, for ``user``: one query."""
+    from houses.models import Agent, House
 
     hosts = House._meta.get_field("t3_hosts").related_model
     row = (
@@ -117,11 +124,12 @@ def page_facts(house, user) -> tuple[bool, int]:
         .annotate(
             has_board=Exists(hosts.objects.filter(house=OuterRef("pk"))),
             unread=Subquery(unread_sum(user, OuterRef("pk"))),
+            me_name=Subquery(Agent.objects.filter(user=user).values("display_name")[:1]),
         )
-        .values_list("has_board", "unread")
+        .values_list("has_board", "unread", "me_name")
         .get()
     )
-    return bool(row[0]), row[1] or 0
+    return PageFacts(bool(row[0]), row[1] or 0, row[2] or user.get_username())
 
 
 def list_fragment(house_id: int, user) -> str:

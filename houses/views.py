@@ -50,14 +50,15 @@ def house_page(request, slug):
     access = access_house(request.user, slug)
     # Six queries whatever the house's size: session, user, membership, these facts, and
     # the list's page of threads with read positions and its names (tests hold the budget).
-    has_board, total = page_facts(access.house, request.user)
+    facts = page_facts(access.house, request.user)
     context = {
         "house": access.house,
         "membership": access.membership,
         "form": NewThreadForm(),
-        "has_board": has_board,
+        "has_board": facts.has_board,
+        "me_name": facts.me_name,
     }
-    rows = list_context(access.house, request.user, total=total)
+    rows = list_context(access.house, request.user, total=facts.unread)
     return render(request, "houses/house.html", context | rows)
 
 
