@@ -10,6 +10,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from arbe_site.concurrency import in_thread
 from dispatch.botcheck import check_bot
+from dispatch.conversation import ensure_agent_dir
+from houses import bot_choices
 from houses.access import access_house, access_owned_bot, access_owned_house
 from houses.forms import (
     INVOLVEMENT_WORDS,
@@ -92,10 +94,15 @@ def new_thread(request, slug):
 def members_page(request, slug):
     access = access_owned_house(request.user, slug)
     house = access.house
+    agent_dir = ensure_agent_dir()
     return render(
         request,
         "houses/members.html",
         {
+            "providers": bot_choices.provider_choices(agent_dir),
+            "provider_data": bot_choices.form_data(agent_dir),
+            "key_rule": bot_choices.key_rule(),
+            "demo_bot": bot_choices.demo_bot_offered(house, agent_dir) and bot_choices.DEMO_BOT,
             "house": house,
             "memberships": house.memberships.select_related("user__agent").order_by(
                 "user__username"
@@ -152,6 +159,23 @@ def add_bot_form(request, slug):
             messages.error(request, " ".join(exc.messages))
     else:
         messages.error(request, "A bot's handle is 1–32 lower-case letters, digits, - or _.")
+    return redirect("members", slug=slug)
+
+
+@login_required
+@require_POST
+def add_demo_bot_form(request, slug):
+    """The demo house's bot, in one click, for a house that has none yet."""
+    house = access_owned_house(request.user, slug).house
+    if not bot_choices.demo_bot_offered(house, ensure_agent_dir()):
+        messages.error(request, "This house has a bot already; add another with the form.")
+        return redirect("members", slug=slug)
+    try:
+        bot = add_bot(house, by=agent_for_user(request.user), **bot_choices.DEMO_BOT)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, f"@{bot.handle} is here: mention it in any thread.")
     return redirect("members", slug=slug)
 
 
