@@ -139,3 +139,29 @@ class MenusAndDialogsTests(StrictCase):
         page.locator("#confirm-action").get_by_role("button", name="Leave").click()
         expect(page).to_have_url(f"{self.live_server_url}/", timeout=WAIT)
         assert not Membership.objects.filter(house=self.house, user=self.owner).exists()
+
+    def test_the_add_bot_form_offers_providers_models_and_a_key_hint(self):
+        """This server's provider (here the fake model's) and Pi's; the demo bot's button is
+        for servers that run the demo model (tests/integration/test_bot_choices.py)."""
+        from houses.founding import create_house
+
+        house = create_house(self.owner, "Studio")
+        for size, suffix in ((DESKTOP, ""), (PHONE, "-phone")):
+            page, _ = self.open(self.owner, f"/houses/{house.slug}/members/", viewport=size)
+            page.locator("#bot-provider").select_option("openai")
+            expect(page.locator("#bot-models option[value='gpt-4.1']")).to_have_count(1)
+            key = page.locator("#bot-key")
+            expect(key).to_have_attribute("placeholder", "e.g. ARBE_BOTKEY_OPENAI")
+            page.locator("#bot-provider").select_option("fakellm")
+            expect(page.locator("#bot-model")).to_have_value("fake-model")
+            expect(key).to_have_attribute("placeholder", "not needed")
+            page.locator("#bot-provider").select_option("anthropic")
+            expect(page.locator("#bot-model")).to_have_value("")
+            page.locator("form.add-bot").scroll_into_view_if_needed()
+            self.shot(page, f"add-bot-form{suffix}.png")
+        page.get_by_label("Handle").fill("scribe")
+        page.locator("#bot-provider").select_option("fakellm")
+        page.get_by_role("button", name="Add bot").click()
+        expect(page.locator(".members li", has_text="@scribe")).to_contain_text(
+            "fakellm/fake-model"
+        )
