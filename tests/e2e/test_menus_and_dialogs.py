@@ -165,3 +165,22 @@ class MenusAndDialogsTests(StrictCase):
         expect(page.locator(".members li", has_text="@scribe")).to_contain_text(
             "fakellm/fake-model"
         )
+
+    def test_question_mark_shows_the_keyboard_shortcuts(self):
+        for size, suffix in ((DESKTOP, ""), (PHONE, "-phone")):
+            page, _ = self.open(self.owner, "/houses/h/", viewport=size)
+            page.keyboard.press("?")
+            help = page.locator("#shortcuts")
+            expect(help).to_be_visible()
+            expect(help).to_contain_text("Jump to a thread by name")
+            expect(help).to_contain_text("Edit your last message")
+            self.shot(page, f"shortcuts{suffix}.png")
+            page.keyboard.press("Escape")
+            expect(help).to_be_hidden()
+        # Typed into a box, "?" is a question mark.
+        thread, _ = self.open(self.owner)
+        box = thread.locator("#compose textarea")
+        box.focus()
+        box.press("?")
+        expect(box).to_have_value("?")
+        expect(thread.locator("#shortcuts")).to_be_hidden()
