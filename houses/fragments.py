@@ -4,13 +4,14 @@ import re
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, Subquery
 from django.template.loader import render_to_string
 
 from threads.fragments import Names, house_names
-from threads.models import Thread, ThreadRead
+from threads.models import Thread
 from threads.paging import page_of
-from threads.unread import house_unread, read_positions, unread_count, unread_sum
+from threads.unread import house_unread, unread_count, unread_sum
+from threads.unread_mentions import unread_mentions
 
 AGENT_ID = re.compile(r"\bag_[a-z0-9]{12}\b")
 
@@ -21,18 +22,15 @@ def who_is_working(message: str, names: Names) -> str:
 
 
 def thread_rows(threads, names: Names, user=None) -> list[dict]:
-    """One row per thread: status, last activity, last message and ``user``'s unread count.
+    """One row per thread: status, last activity, last message and ``user``'s unread and
+    unread-mention counts.
 
-    Everything comes from the thread rows (caches of the log) and one query for the
-    person's read positions, however many threads there are.
+    Everything comes from the thread rows (caches of the log) with the person's read rows
+    joined (``with_reads``; asked here when the caller's threads lack them).
     """
     threads = list(threads)
-    # A page's rows come with the person's position (``with_reads``); a lone row asks.
-    known = all(hasattr(t, "read_seq") for t in threads)
-    if known:
-        reads = {t.pk: t.read_seq or 0 for t in threads}
-    else:
-        reads = read_positions(user, (t.pk for t in threads)) if user is not None else {}
+    if user is not None and not all(hasattr(t, "read_seq") for t in threads):
+        threads = list(with_reads(Thread.objects.filter(pk__in=[t.pk for t in threads]), user))
     return [
         {
             "thread": t,
@@ -43,7 +41,12 @@ def thread_rows(threads, names: Names, user=None) -> list[dict]:
                 if t.last_chat_id
                 else None
             ),
-            "unread": unread_count(t, reads.get(t.pk, 0)),
+            "unread": unread_count(t, getattr(t, "read_seq", None) or 0),
+            "mentions": unread_mentions(
+                getattr(t, "read_seq", None),
+                getattr(t, "read_mentions", None),
+                getattr(t, "read_mention_seq", None),
+            ),
         }
         for t in threads
     ]
@@ -56,9 +59,8 @@ def when(ts_ms: int | None) -> datetime | None:
 def row_fragment(house_id: int, thread_id: str, user=None, *, move: bool = True) -> str:
     """A thread's row freshly rendered for ``user``: moved to the top of the list (it has
     news), or replaced where it is (``move=False``: only its unread count changed)."""
-    thread = Thread.objects.filter(
-        pk=thread_id, house_id=house_id, archived_at__isnull=True
-    ).first()
+    live = Thread.objects.filter(pk=thread_id, house_id=house_id, archived_at__isnull=True)
+    thread = with_reads(live, user).first()
     if thread is None:
         return ""
     (row,) = thread_rows([thread], house_names(house_id, [thread.last_chat_author_id]), user)
@@ -101,11 +103,16 @@ def list_context(house, user, cursor: str = "", total: int | None = None) -> dic
 
 
 def with_reads(threads, user):
-    """``threads`` each with ``read_seq``, ``user``'s read position, in the same query."""
+    """``threads`` each with ``user``'s read row in the same query (a join on the one row per
+    person and thread): ``read_seq``, ``read_mentions``, ``read_mention_seq`` (None: no row)."""
     if user is None:
         return threads
-    read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk"))
-    return threads.annotate(read_seq=Subquery(read.values("read_seq")[:1]))
+    mine = FilteredRelation("reads", condition=Q(reads__user=user))
+    return threads.annotate(mine=mine).annotate(
+        read_seq=F("mine__read_seq"),
+        read_mentions=F("mine__mentions"),
+        read_mention_seq=F("mine__mention_seq"),
+    )
 
 
 class PageFacts(NamedTuple):

@@ -190,6 +190,11 @@ class ThreadRead(models.Model):
     # lands. ``watching_until`` bounds a count left behind by a process that died.
     watchers = models.PositiveIntegerField(default=0)
     watching_until = models.DateTimeField(null=True, blank=True)
+    # Unread mentions of this person (``threads.unread_mentions``): how many, and the chat
+    # position of the newest; reading up to it clears the count. Database defaults: the
+    # seam's upserts are raw SQL that name only the columns they set.
+    mentions = models.PositiveIntegerField(default=0, db_default=0)
+    mention_seq = models.PositiveBigIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [

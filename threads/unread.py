@@ -27,6 +27,7 @@ from django.utils import timezone
 from arbe_site.events import send_to_group
 from threads.entries import Chat, EntryDeleted, first_of_each_id
 from threads.models import EntryLocation, Thread, ThreadRead
+from threads.unread_mentions import note_mentions
 
 logger = logging.getLogger(__name__)
 SNIPPET_CHARS = 140
@@ -95,10 +96,11 @@ def _count_chat(thread_id: str, fresh: list) -> None:
     ).values_list("pk", "user_id")
     for agent_id, user_id in people:
         advance(user_id, thread_id, position[agent_id])
+    note_mentions(thread_id, fresh, first)
     # People with the thread open see it land (their page's socket refreshes ``watching_until``).
     ThreadRead.objects.filter(
         thread_id=thread_id, watchers__gt=0, watching_until__gt=timezone.now(), read_seq__lt=seq
-    ).update(read_seq=seq)
+    ).update(read_seq=seq, mentions=0)
 
 
 def advance(user_id, thread_id: str, seq: int) -> bool:
@@ -112,7 +114,10 @@ def advance(user_id, thread_id: str, seq: int) -> bool:
         f"INSERT INTO {table} (user_id, thread_id, read_seq, read_at, watchers)"
         " VALUES (%s, %s, %s, %s, 0)"
         " ON CONFLICT (user_id, thread_id) DO UPDATE"
-        " SET read_seq = excluded.read_seq, read_at = excluded.read_at"
+        " SET read_seq = excluded.read_seq, read_at = excluded.read_at,"
+        # Read up to the newest mention: none is unread any more.
+        f" mentions = CASE WHEN excluded.read_seq >= {table}.mention_seq THEN 0"
+        f" ELSE {table}.mentions END"
         f" WHERE {table}.read_seq < excluded.read_seq RETURNING id"
     )
     with connection.cursor() as cursor:
@@ -127,7 +132,8 @@ def start_at_tail(user_id, house_id: int) -> None:
     sql = (
         f"INSERT INTO {reads} (user_id, thread_id, read_seq, read_at, watchers)"
         f" SELECT %s, id, chat_seq, %s, 0 FROM {threads} WHERE house_id = %s"
-        " ON CONFLICT (user_id, thread_id) DO UPDATE SET read_seq = excluded.read_seq"
+        " ON CONFLICT (user_id, thread_id) DO UPDATE SET read_seq = excluded.read_seq,"
+        " mentions = 0"
         f" WHERE {reads}.read_seq < excluded.read_seq"
     )
     with connection.cursor() as cursor:
@@ -273,5 +279,10 @@ def rebuild_chat_cache(thread_id: str) -> int:
             default=F("read_seq") + delta,
             output_field=kind,
         )
-        reads.update(read_seq=shifted)
+        mention = Case(
+            When(mention_seq__lt=-delta, then=Value(0)),
+            default=F("mention_seq") + delta,
+            output_field=kind,
+        )
+        reads.update(read_seq=shifted, mention_seq=mention)
     return len(chats)
