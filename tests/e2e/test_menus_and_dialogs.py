@@ -184,3 +184,18 @@ class MenusAndDialogsTests(StrictCase):
         box.press("?")
         expect(box).to_have_value("?")
         expect(thread.locator("#shortcuts")).to_be_hidden()
+
+    def test_a_mention_shows_its_own_badge_on_the_house_page_live(self):
+        owner, _ = self.open(self.owner)
+        for size, suffix in ((DESKTOP, ""), (PHONE, "-phone")):
+            page, _ = self.open(self.member, "/houses/h/", viewport=size)
+            row = page.locator(f"#thread-{self.thread.id}")
+            expect(row.locator(".mention-count")).to_have_count(0)
+            self.say(owner, f"@mia have a look {suffix}")
+            expect(row.locator(".mention-count")).to_have_text("@1 unread mention", timeout=WAIT)
+            expect(row.locator(".unread")).to_be_visible()
+            self.shot(page, f"house-mention-badge{suffix}.png")
+            page.goto(f"/threads/{self.thread.id}/")
+            expect(page.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
+            page.goto("/houses/h/")
+            expect(page.locator(f"#thread-{self.thread.id} .mention-count")).to_have_count(0)
