@@ -256,6 +256,8 @@
     sheet.replaceSync(
       '.entry.chat[data-author="' + v + '"] .actions { display: block; }\n' +
       '.entry.chat[data-author="' + v + '"] .actions .menu button.edit { display: block; }\n' +
+      // An author may remove their own uploads (houses.access.access_purge); owners any.
+      '.entry.chat[data-author="' + v + '"] .actions .menu button.purge { display: block; }\n' +
       '.reaction[data-who~="' + v + '"] { background: #e8effc; border-color: #9bb8ef; }\n' +
       '.mention[data-agent="' + v + '"] { background: #fdecc8; color: #7c4a03; }\n' +
       '.entry.chat:has(.mention[data-agent="' + v + '"]) { background: #fffaeb; box-shadow: inset 3px 0 #f0b429; }'

@@ -54,10 +54,17 @@ class MenusAndDialogsTests(StrictCase):
         dialog = member.locator("#confirm-action")
         expect(dialog).to_be_visible()
         dialog.get_by_role("button", name="Remove files").click()
-        expect(member.locator("#compose-error")).to_contain_text("owners", timeout=WAIT)
+        expect(member.locator("#compose-error")).to_contain_text("owner", timeout=WAIT)
         expect(member.locator("#entries")).to_be_visible()
         expect(member.locator("body")).not_to_contain_text('{"error"')
         expect(member.locator(".entry.chat", has_text="owners.pdf")).to_have_count(1)
+
+        # Their own message's files are theirs to remove: the menu offers it.
+        self.send_file(member, "mine.pdf", "my own file")
+        mine = member.locator(".entry.chat", has_text="my own file")
+        expect(mine).to_have_count(1, timeout=WAIT)
+        self.open_menu(mine)
+        expect(mine.locator(".actions .purge")).to_be_visible()
 
     def test_an_owner_removes_files_in_the_sites_dialog_and_the_menu_stops_offering_it(self):
         member, _ = self.open(self.member)

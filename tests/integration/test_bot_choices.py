@@ -64,4 +64,10 @@ def test_only_an_owner_adds_the_demo_bot(client):
     add_member(house, member)
     client.force_login(member)
     assert client.post(f"/houses/{house.slug}/bots/demo").status_code == 403
+    client.force_login(make_user("stranger"))
+    assert client.post(f"/houses/{house.slug}/bots/demo").status_code == 404
+    client.logout()
+    answer = client.post(f"/houses/{house.slug}/bots/demo")
+    assert answer.status_code == 302 and "/login/" in answer["Location"]
+    assert client.get(f"/houses/{house.slug}/bots/demo").status_code in (302, 405)
     assert not Agent.objects.filter(house=house, kind=Agent.Kind.BOT).exists()
