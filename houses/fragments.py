@@ -30,7 +30,10 @@ def thread_rows(threads, names: Names, user=None) -> list[dict]:
     """
     threads = list(threads)
     if user is not None and not all(hasattr(t, "read_seq") for t in threads):
-        threads = list(with_reads(Thread.objects.filter(pk__in=[t.pk for t in threads]), user))
+        read = {
+            t.pk: t for t in with_reads(Thread.objects.filter(pk__in=[t.pk for t in threads]), user)
+        }
+        threads = [read[t.pk] for t in threads if t.pk in read]
     return [
         {
             "thread": t,
