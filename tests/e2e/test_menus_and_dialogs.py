@@ -114,6 +114,20 @@ class MenusAndDialogsTests(StrictCase):
             else:
                 expect(files).to_be_hidden()
             dialog.get_by_role("button", name="Cancel").click()
+        # The same dialogs on a phone.
+        phone, _ = self.open(self.owner, viewport=PHONE)
+        entry = phone.locator(".entry.chat", has_text="the budget")
+        for button, dialog, name in (
+            (".delete", "#confirm-delete", "delete-dialog-files-phone.png"),
+            (".purge", "#confirm-action", "remove-files-dialog-phone.png"),
+        ):
+            entry.click()  # a tap shows the menu's button on a touch screen
+            entry.locator(".actions summary").click()
+            entry.locator(f".actions {button}").click()
+            expect(phone.locator(dialog)).to_be_visible()
+            expect(phone.locator(dialog)).to_contain_text("budget.pdf")
+            self.shot(phone, name)
+            phone.locator(dialog).get_by_role("button", name="Cancel").click()
 
     def test_handing_over_and_leaving_ask_first(self):
         Membership.objects.filter(house=self.house, user=self.member).update(role="member")
