@@ -42,10 +42,9 @@ FORCE:
 run: deps
 	@bash scripts/system-deps.sh --optional bubblewrap
 	$(PY) manage.py migrate --noinput
-	@# The demo logins come last, in a box, just before the server starts.
-	$(PY) manage.py seed_demo --url http://$(HOST):$(PORT)/
+	@# Seeds the demo and serves; the demo logins come last, once the server listens.
 	DEBUG=$${DEBUG:-true} ARBE_INTERNAL_URL=$${ARBE_INTERNAL_URL:-http://$(HOST):$(PORT)} \
-		$(PY) -m arbe_site.web -b $(HOST) -p $(PORT) arbe_site.asgi:application
+		$(PY) scripts/run_demo.py --host $(HOST) --port $(PORT)
 
 # The scaled configuration on this machine: PostgreSQL, Redis and the reference stream server on
 # free loopback ports, then the Procfile under honcho (2 Daphnes from PORT, 2 backstage workers).

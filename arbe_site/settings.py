@@ -84,6 +84,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "arbe_site.context_processors.csp_nonce",
+                "arbe_site.context_processors.me_name",
             ],
         },
     },

@@ -5,15 +5,19 @@ this origin: ``nosniff``, a sandboxing CSP, ``attachment`` disposition for anyth
 safe raster images (SVG and HTML are downloads), and private caching.
 """
 
+import logging
 from urllib.parse import quote
 
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpResponse
 from django.views.decorators.http import require_http_methods
 
 from arbe_site.api import api_view, json_response
 from attachments import limits, service, sniff, storage
 from houses.access import access_person_thread, access_thread
 from houses.auth import principal_from_request
+
+logger = logging.getLogger(__name__)
+DAMAGED = "This file is damaged on the server and can't be sent. An owner can remove it."
 
 
 def row_json(row) -> dict:
@@ -74,8 +78,18 @@ def fetch(request, thread_id, attachment_id, part):
         raise Http404
     try:
         handle = storage.open_file(key)
+        # A response promising the recorded length and sending other bytes leaves the client
+        # waiting for the rest: a damaged file (a truncated write, a replaced object) is an
+        # error said at once.
+        stored = handle.size if part == "file" and row.size else None
     except (FileNotFoundError, OSError):
         raise Http404 from None
+    if stored is not None and stored != row.size:
+        handle.close()
+        logger.error(
+            "attachment %s is damaged: %s bytes stored, %s recorded", row.id, stored, row.size
+        )
+        return HttpResponse(DAMAGED, status=500, content_type="text/plain; charset=utf-8")
     response = FileResponse(handle, content_type=content_type)
     disposition = "inline" if inline else "attachment"
     response["Content-Disposition"] = f"{disposition}; filename*=UTF-8''{quote(row.name)}"

@@ -51,6 +51,7 @@ class MemberRow(msgspec.Struct):
     agentId: str
     handle: str
     username: str
+    displayName: str = ""  # what pages call them (older servers sent only the username)
 
 
 class BotRow(msgspec.Struct):
@@ -243,12 +244,14 @@ class Api:
         for start in range(0, max(len(authors), 1), MAX_AUTHORS):
             params = {"authors": ",".join(authors[start : start + MAX_AUTHORS])} if authors else {}
             people = self.call("GET", f"/api/houses/{house}/members", People, params=params)
-            names.update((m.agentId, Name(m.username, m.handle)) for m in people.members)
+            names.update(
+                (m.agentId, Name(m.displayName or m.username, m.handle)) for m in people.members
+            )
             names.update(
                 (b.agentId, Name(b.displayName, b.handle, True, b.active)) for b in people.bots
             )
             names.update(
-                (f.agentId, Name(f.username or f.displayName, f.handle, f.bot, not f.bot))
+                (f.agentId, Name(f.displayName or f.username, f.handle, f.bot, not f.bot))
                 for f in people.former
             )
         return names

@@ -108,8 +108,11 @@ async def run_reply(start: StartReply, fence=None, resume: str | None = None) ->
         attempts = settings.DISPATCH_MAX_ATTEMPTS
         spend = Spend()
         steering = Steering(convo.offset)
+        # One count of rounds for the whole reply: a retry's first round follows the last
+        # attempt's, so the thread never reads "round 1" then "round 0" for one reply.
+        narration = Narration()
         for attempt in range(1, attempts + 1):
-            result = await _attempt(convo, dispatch_id, writer, steering)
+            result = await _attempt(convo, dispatch_id, writer, steering, narration)
             spend = add_spend(spend, spend_of(result.messages))  # failed attempts cost too
             if result.ok:
                 try:
@@ -164,7 +167,9 @@ def attempt_prompt(convo: Conversation, steering: Steering) -> str:
     return f"{convo.prompt}\n\n{convo.render(steering.taken)}"
 
 
-async def _attempt(convo: Conversation, dispatch_id: str, writer, steering: Steering) -> Attempt:
+async def _attempt(
+    convo: Conversation, dispatch_id: str, writer, steering: Steering, narration: Narration
+) -> Attempt:
     config = PiConfig(
         provider=convo.bot.provider,
         model=convo.bot.model,
@@ -179,7 +184,7 @@ async def _attempt(convo: Conversation, dispatch_id: str, writer, steering: Stee
     except PiError as exc:
         return Attempt(False, "spawn", str(exc), retryable=True)
     messages: list[dict] = []
-    narration = Narration()
+    narration.answering = False
     trace = observer(session_id=convo.thread.pk, distinct_id=convo.bot.id, name="reply")
     session.observe(trace.see)
     ended = False

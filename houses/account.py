@@ -24,6 +24,7 @@ from houses.email_address import max_age_words
 from houses.membership import agent_for_user
 from houses.models import PendingEmail
 from houses.names import check_display_name
+from houses.renaming import rename
 from threads.entry_views import avatar
 from threads.narration import Name
 
@@ -65,8 +66,8 @@ def account_page(request):
     if request.method == "POST":
         form = AccountForm(request.POST)
         if form.is_valid():
-            agent.display_name = form.cleaned_data["display_name"]
-            agent.save(update_fields=["display_name"])
+            if form.cleaned_data["display_name"] != agent.display_name:
+                rename(agent, form.cleaned_data["display_name"])
             response = redirect("account")
             zone = form.cleaned_data["time_zone"]
             if zone:

@@ -71,6 +71,7 @@ def member_row(membership: Membership) -> dict:
     agent = membership.user.agent
     return {
         "username": membership.user.get_username(),
+        "displayName": agent.display_name,
         "agentId": agent.id,
         "handle": agent.handle,
         "role": membership.role,

@@ -5,6 +5,7 @@ threads) and ``threads.unread.house_unread`` (one query); the page's socket
 (``houses.home_socket``) re-renders one house's row when that house has news.
 """
 
+from django.db.models import Subquery
 from django.template.loader import render_to_string
 
 from houses.access import houses_of
@@ -24,7 +25,11 @@ def house_rows(user, houses=None) -> tuple[list[dict], int]:
     rows = []
     for house, row in zip(houses, rollups(houses), strict=True):
         speaker = row["speaker"] if row["status"] in SPEAKS else None
-        rows.append(row | {"id": house.pk, "speaker": speaker, "unread": unread.get(house.pk, 0)})
+        unread_here = unread.get(house.pk, 0)
+        me_name = getattr(house, "me_name", None)
+        rows.append(
+            row | {"id": house.pk, "speaker": speaker, "unread": unread_here, "me_name": me_name}
+        )
     _named(rows)
     return rows, sum(unread.values())
 
@@ -47,8 +52,14 @@ def _named(rows: list[dict]) -> None:
 
 
 def home_context(user) -> dict:
-    rows, total = house_rows(user)
-    return {"houses": rows, "unread_total": total}
+    # The top bar's name rides the houses' query (the page's query budget holds).
+    me = Agent.objects.filter(user=user).values("display_name")[:1]
+    houses = houses_of(user).annotate(me_name=Subquery(me))
+    rows, total = house_rows(user, houses)
+    context = {"houses": rows, "unread_total": total}
+    if rows:
+        context["me_name"] = rows[0]["me_name"] or user.get_username()
+    return context
 
 
 def house_row_fragment(user, house_id: int) -> str:

@@ -37,7 +37,15 @@ def settings_page(request, slug):
         .exclude(pk=access.membership.pk)
         .order_by("user__username")
     )
-    context = {"house": house, "membership": access.membership, "others": others}
+    others = list(others)
+    # The last owner can't leave yet: their Leave asks nothing, the answer says why.
+    last_owner = access.membership.is_owner and not any(m.is_owner for m in others)
+    context = {
+        "house": house,
+        "membership": access.membership,
+        "others": others,
+        "last_owner": last_owner,
+    }
     return render(request, "houses/settings.html", context)
 
 

@@ -34,7 +34,7 @@ def make_invite(house: House, by, days: int = DEFAULT_DAYS) -> tuple[HouseInvite
 def live_invites(house: House):
     """The invites that still work, newest first (the members page lists them)."""
     live = house.invites.filter(revoked_at__isnull=True, expires_at__gt=timezone.now())
-    return live.select_related("created_by")
+    return live.select_related("created_by__agent")
 
 
 def revoke_invite(invite: HouseInvite) -> None:

@@ -2,10 +2,11 @@
 
 The house's live threads by recent activity, a page at a time (``threads.paging``), each
 with the person's unread count (``threads.unread``) and their unread items from the inbox
-index (``notify.yours``: the mention badge); then the person's other houses with their
-unread totals and mentions, and the bell's count. Six queries however many threads or
-houses there are: a page of threads, read positions, mention counts, houses, house unread
-totals, house mentions (the bell's count is their sum).
+index (``notify.yours``: the mention badge), both asked with the page of threads as the
+house page's rows ask them (``houses.fragments.with_reads``); then the person's other houses
+with their unread totals and mentions, and the bell's count. Four queries however many
+threads or houses there are: a page of threads with what the person read of each, houses,
+house unread totals, house mentions (the bell's count is their sum).
 
 The same functions render the fragments the page's socket sends (``houses.yours_socket``).
 """
@@ -18,10 +19,11 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from houses.access import houses_of
+from houses.fragments import with_reads
 from notify import yours
 from threads.models import Thread
 from threads.paging import page_of
-from threads.unread import house_unread, read_positions, unread_count
+from threads.unread import house_unread, unread_count
 
 ROWS = 40  # a tall screen of rows; more load from the list's last row
 
@@ -37,16 +39,13 @@ def thread_url(thread_id: str) -> str:
 
 
 def side_rows(threads, user, current: str = "") -> list[dict]:
-    threads = list(threads)
-    ids = [t.pk for t in threads]
-    reads = read_positions(user, ids)
-    mentions = yours.by_thread(user, ids)
+    """Rows of threads asked ``with_reads`` for ``user``."""
     return [
         {
             "thread": t,
             "url": thread_url(t.pk),
-            "unread": unread_count(t, reads.get(t.pk, 0)),
-            "mentions": mentions.get(t.pk, 0),
+            "unread": unread_count(t, t.read_seq or 0, t.read_gone or 0),
+            "mentions": t.read_mentions or 0,
             "current": t.pk == current,
         }
         for t in threads
@@ -61,7 +60,7 @@ def live_threads(house_id: int):
 
 
 def rows_page(house_id: int, user, current: str = "", cursor: str = "") -> dict:
-    page = page_of(live_threads(house_id), cursor, ROWS)
+    page = page_of(with_reads(live_threads(house_id), user), cursor, ROWS)
     rows = side_rows(page.rows, user, current)
     return {"side_rows": rows, "side_next": page.next, "side_current": current}
 
@@ -79,7 +78,7 @@ def houses_block(user, house_id: int | None) -> dict:
 
 
 def sidebar_context(house, user, current: str = "") -> dict:
-    """Everything the sidebar renders on a page (six queries)."""
+    """Everything the sidebar renders on a page (four queries)."""
     return {"side_house": house} | rows_page(house.pk, user, current) | houses_block(user, house.pk)
 
 
@@ -88,7 +87,7 @@ def sidebar_context(house, user, current: str = "") -> dict:
 
 def row_fragment(house_id: int, thread_id: str, user, *, current: str = "", move: bool) -> str:
     """One thread's row, fresh: moved to the top (news) or replaced in place (a read)."""
-    thread = live_threads(house_id).filter(pk=thread_id).first()
+    thread = with_reads(live_threads(house_id).filter(pk=thread_id), user).first()
     if thread is None:
         return ""
     (row,) = side_rows([thread], user, current)

@@ -31,6 +31,7 @@ urlpatterns = [
         "houses/<slug:slug>/members/<int:pk>/remove", views.remove_member_form, name="remove-member"
     ),
     path("houses/<slug:slug>/bots/add", views.add_bot_form, name="add-bot"),
+    path("houses/<slug:slug>/bots/demo", views.add_demo_bot_form, name="add-demo-bot"),
     path("houses/<slug:slug>/bots/<str:handle>/retire", views.retire_bot_form, name="retire-bot"),
     path(
         "houses/<slug:slug>/bots/<str:handle>/involvement",

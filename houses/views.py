@@ -10,6 +10,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from arbe_site.concurrency import in_thread
 from dispatch.botcheck import check_bot
+from dispatch.conversation import ensure_agent_dir
+from houses import bot_choices
 from houses.access import access_house, access_owned_bot, access_owned_house
 from houses.forms import (
     INVOLVEMENT_WORDS,
@@ -19,7 +21,7 @@ from houses.forms import (
     InviteForm,
     NewThreadForm,
 )
-from houses.fragments import list_context
+from houses.fragments import list_context, page_facts
 from houses.home import home_context
 from houses.invites import live_invites
 from houses.membership import (
@@ -49,13 +51,17 @@ def home(request):
 @login_required
 def house_page(request, slug):
     access = access_house(request.user, slug)
+    # Six queries whatever the house's size: session, user, membership, these facts, and
+    # the list's page of threads with read positions and its names (tests hold the budget).
+    facts = page_facts(access.house, request.user)
     context = {
         "house": access.house,
         "membership": access.membership,
         "form": NewThreadForm(),
-        "has_board": access.house.t3_hosts.exists(),
+        "has_board": facts.has_board,
+        "me_name": facts.me_name,
     }
-    context |= list_context(access.house, request.user)
+    context |= list_context(access.house, request.user, total=facts.unread)
     context |= sidebar_context(access.house, request.user)
     return render(request, "houses/house.html", context)
 
@@ -107,10 +113,15 @@ def new_thread(request, slug):
 def members_page(request, slug):
     access = access_owned_house(request.user, slug)
     house = access.house
+    agent_dir = ensure_agent_dir()
     return render(
         request,
         "houses/members.html",
         {
+            "providers": bot_choices.provider_choices(agent_dir),
+            "provider_data": bot_choices.form_data(agent_dir),
+            "key_rule": bot_choices.key_rule(),
+            "demo_bot": bot_choices.demo_bot_offered(house, agent_dir) and bot_choices.DEMO_BOT,
             "house": house,
             "memberships": house.memberships.select_related("user__agent").order_by(
                 "user__username"
@@ -167,6 +178,23 @@ def add_bot_form(request, slug):
             messages.error(request, " ".join(exc.messages))
     else:
         messages.error(request, "A bot's handle is 1–32 lower-case letters, digits, - or _.")
+    return redirect("members", slug=slug)
+
+
+@login_required
+@require_POST
+def add_demo_bot_form(request, slug):
+    """The demo house's bot, in one click, for a house that has none yet."""
+    house = access_owned_house(request.user, slug).house
+    if not bot_choices.demo_bot_offered(house, ensure_agent_dir()):
+        messages.error(request, "This house has a bot already; add another with the form.")
+        return redirect("members", slug=slug)
+    try:
+        bot = add_bot(house, by=agent_for_user(request.user), **bot_choices.DEMO_BOT)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, f"@{bot.handle} is here: mention it in any thread.")
     return redirect("members", slug=slug)
 
 

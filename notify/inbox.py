@@ -1,11 +1,12 @@
 """What is yours: the inbox index, kept at the append seam (docs/notifications.md, Inbox).
 
 The append seam (``threads.seam``, its ``inbox`` step) calls ``after_append`` for every
-append to a thread stream, whoever wrote it. A chat that mentions a person who may read the thread, or a bot's
-chat answering messages a person wrote (``Asked``, from ``signal.dispatch.started``),
-becomes an ``InboxItem`` for that person; a tombstone removes the items of the chat it
-names; an edit by the author refreshes their text. Each person concerned is told over the
-channel layer (``inbox-<user id>``), which every live page of theirs listens to.
+append to a thread stream, whoever wrote it. A chat that mentions a person who may read the
+thread, or a bot's chat answering messages a person wrote (``Asked``, from
+``signal.dispatch.started``), becomes an ``InboxItem`` for that person; a tombstone removes
+the items of the chat it names; an edit by the author refreshes their text. Each person
+concerned is told over the channel layer (``inbox-<user id>``), which every live page of
+theirs listens to.
 
 The index is a cache of the logs: an error here never fails the append; the seam records
 the step as owed and its sweep runs it again, and ``manage.py rebuild_inbox`` rebuilds it

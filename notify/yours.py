@@ -127,3 +127,24 @@ def mark_all_read(user) -> int:
     if done:
         send_to_group(inbox_group(user.pk), {"type": "inbox.changed", "thread": ""})
     return done
+
+
+def mentions_of(user):
+    """Per thread (``OuterRef("pk")``): the person's unread items there, as an expression a
+    thread query annotates (the house page's rows ask it with their read positions)."""
+    read = ThreadRead.objects.filter(user=user, thread=OuterRef(OuterRef("pk"))).values("read_seq")[
+        :1
+    ]
+    items = (
+        InboxItem.objects.filter(
+            user=user,
+            thread=OuterRef("pk"),
+            read_at__isnull=True,
+            seq__gt=Coalesce(Subquery(read), Value(0)),
+        )
+        .order_by()
+        .values("thread")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(items), Value(0))

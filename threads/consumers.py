@@ -23,6 +23,7 @@ from django.http import Http404
 from houses.access import access_person_thread
 from houses.membership import agent_for_user
 from houses.principals import person
+from houses.renaming import names_group
 from houses.revocation import Reader, ends, socket_session_end, stop_waiting, user_group
 from houses.yours_socket import YoursFollower
 from streams import errors
@@ -102,6 +103,7 @@ class ThreadConsumer(YoursFollower, AsyncWebsocketConsumer):
         self.house_id = access.thread.house_id
         self.reader = Reader.of_session(self.scope.get("session"), self.house_id)
         self.session_end = socket_session_end(self)
+        await self.channel_layer.group_add(names_group(self.house_id), self.channel_name)
         await self.join_presence(access.principal.agent_id)
         await watching.opened(self.user.pk, self.thread_id)
         self.read_at = time.monotonic()  # opening marked the thread read
@@ -185,6 +187,15 @@ class ThreadConsumer(YoursFollower, AsyncWebsocketConsumer):
     async def board_rows(self, event):
         """Board rows: the board page's business."""
 
+    async def names_changed(self, event):
+        """Someone in the house took a new display name (``houses.renaming``): the tail
+        renders it from the next entry on, and this socket's presence carries it."""
+        if self.subscription is not None:
+            self.subscription.tail.renamed(event["agent"], event["display"])
+        me = getattr(self, "me", None)
+        if me is not None and me[0] == event["agent"]:  # only the renamed person's sockets
+            self.me = await presence_of(me[0])
+
     async def stop_following(self) -> None:
         await self.unfollow_yours()
         if self.pump is not None:
@@ -244,4 +255,5 @@ class ThreadConsumer(YoursFollower, AsyncWebsocketConsumer):
         if self.grouped:
             await self.channel_layer.group_discard(user_group(self.user.pk), self.channel_name)
         if getattr(self, "house_id", None) is not None:
+            await self.channel_layer.group_discard(names_group(self.house_id), self.channel_name)
             watching.closed(self.user.pk, self.thread_id)

@@ -301,6 +301,7 @@ def page_context(access, *, now_ms: int, around: str = "", was_read: int | None 
         "viewer_id": viewer_id,
         "viewer_avatar": avatar(viewer_id, names.of(viewer_id)),
         "viewer_name": names.of(viewer_id),
+        "me_name": names.of(viewer_id).display,  # the top bar's
         "is_owner": access.is_owner,
         "palette": reactions.PALETTE,
         # The person's first unread message, for the "New messages" divider (static/arbe/unread.js).

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models
 
 from arbe_site.ids import random_id
-from threads.states import RANK
+from threads.states import LABELS, RANK, State
 
 
 def new_thread_id() -> str:
@@ -33,11 +33,13 @@ def thread_id_of(stream_name: str) -> str | None:
 class Status(models.TextChoices):
     """A thread's state; ``RANK`` orders them for rollups (highest wins)."""
 
-    BLOCKED = "blocked"
-    WORKING = "working"
-    ERROR = "error"
-    DONE = "done"
-    IDLE = "idle"
+    # Labelled as the pages say them (``threads.states.LABELS``): the admin says "replied"
+    # where the house page does, never "Done".
+    BLOCKED = "blocked", LABELS[State.BLOCKED]
+    WORKING = "working", LABELS[State.WORKING]
+    ERROR = "error", LABELS[State.ERROR]
+    DONE = "done", LABELS[State.DONE]
+    IDLE = "idle", LABELS[State.IDLE]
 
 
 STATUS_RANK = {Status(state.value): rank for state, rank in RANK.items()}

@@ -280,11 +280,15 @@ class NowFold:
         self.silence, self.blocked = None, False
 
     def _phase(self, entry: E.Entry, payload: E.DispatchPhase) -> None:
+        # A reply's rounds only go forward: a worker that took over an interrupted reply
+        # counts its rounds from 0 again (and logs written before retries kept one count
+        # per attempt), yet it is the same reply, further on.
         if self.reply and self.reply.dispatchId == payload.dispatchId:
-            self.reply.phase, self.reply.round = payload.phase, payload.round
+            self.reply.phase = payload.phase
+            self.reply.round = max(self.reply.round, payload.round)
         run = self.runs.get(payload.dispatchId)  # a run narrates under its run id
         if run is not None:
-            run.phase, run.round = payload.phase, payload.round
+            run.phase, run.round = payload.phase, max(run.round, payload.round)
 
     def _steered(self, entry: E.Entry, payload: E.DispatchSteered) -> None:
         if self.reply and self.reply.dispatchId == payload.dispatchId:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from asgiref.sync import sync_to_async
 
@@ -104,6 +104,13 @@ class ThreadTail:
         batch = await self.build(entries, offset, fragments=False)
         self.panel, self.marker, self.offset = batch.panel, batch.marker, offset
         return offset
+
+    def renamed(self, agent_id: str, display: str) -> None:
+        """A new display name (``houses.renaming``), used from the next batch on. A new
+        mapping, not an edit: a render thread may be reading the old one right now."""
+        name = self.names.get(agent_id)
+        if name is not None and name.display != display:
+            self.names = Names({**self.names, agent_id: replace(name, display=display)})
 
     def fold_in(self, entries, fragments: bool) -> tuple[tuple[tuple[str, str], ...], ThreadNow]:
         """On a render thread: a batch's fragments, then its entries folded in; the fold's view.

@@ -140,34 +140,26 @@ def start_at_tail(user_id, house_id: int) -> None:
         cursor.execute(sql, [user_id, timezone.now(), house_id])
 
 
+def _behind(user):
+    """Per thread (``OuterRef("pk")``): the person's unread chat, less the deleted."""
+    read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk")).values("read_seq")[:1]
+    past = Coalesce(Subquery(read), Value(0))
+    return Greatest(F("chat_seq") - past - deleted_past(user), Value(0))
+
+
 def house_unread(user, house_ids) -> dict[int, int]:
     """``{house id: unread messages in its live threads}`` for one person (one query): chat
     past their read positions, less the deleted chat among it."""
-    read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk")).values("read_seq")[:1]
-    past = Coalesce(Subquery(read), Value(0))
-    behind = Greatest(F("chat_seq") - past - _deleted_past(user), Value(0))
     rows = (
         Thread.objects.filter(house_id__in=list(house_ids), archived_at__isnull=True)
         .values("house_id")
-        .annotate(n=Sum(behind))
+        .annotate(n=Sum(_behind(user)))
         .values_list("house_id", "n")
     )
     return {house_id: n or 0 for house_id, n in rows}
 
 
-def read_and_deleted(user, thread_ids) -> dict[str, tuple[int, int]]:
-    """``{thread id: (read_seq, deleted chat past it)}`` for one person (one query): what
-    ``unread_count`` needs for a list of threads. Deleted chat is few, indexed by position."""
-    read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk")).values("read_seq")[:1]
-    rows = (
-        Thread.objects.filter(pk__in=list(thread_ids))
-        .annotate(read=Coalesce(Subquery(read), Value(0)), gone=_deleted_past(user))
-        .values_list("pk", "read", "gone")
-    )
-    return {pk: (read_seq, gone) for pk, read_seq, gone in rows}
-
-
-def _deleted_past(user):
+def deleted_past(user):
     """Per thread (``OuterRef("pk")``): its deleted chat past the person's read position.
     ``seq`` 0 is a position not known (indexed before positions were kept): not counted."""
     outer_read = ThreadRead.objects.filter(user=user, thread=OuterRef(OuterRef("pk")))
@@ -181,6 +173,17 @@ def _deleted_past(user):
         .values("n")
     )
     return Coalesce(Subquery(gone), Value(0))
+
+
+def unread_sum(user, house_id):
+    """``house_unread`` for one house as a subquery (``house_id`` may be an ``OuterRef``),
+    for a page that asks it alongside other facts in one query."""
+    return (
+        Thread.objects.filter(house_id=house_id, archived_at__isnull=True)
+        .values("house_id")
+        .annotate(n=Sum(_behind(user)))
+        .values("n")[:1]
+    )
 
 
 def watch_changes(changes: dict[tuple[int, str], tuple[int, int, bool]]) -> None:
@@ -235,7 +238,7 @@ def read_positions(user, thread_ids) -> dict[str, int]:
 
 
 def unread_count(thread: Thread, read_seq: int, deleted: int = 0) -> int:
-    """Chat past ``read_seq``, less the ``deleted`` chat among it (``read_and_deleted``)."""
+    """Chat past ``read_seq``, less the ``deleted`` chat among it (``deleted_past``)."""
     return max(thread.chat_seq - read_seq - deleted, 0)
 
 

@@ -49,6 +49,34 @@ def builtin_providers() -> frozenset[str]:
     return frozenset(_PROVIDER_LINE.findall(text))
 
 
+_MODEL_LINE = re.compile(r'^        "([^"\n]+)": \{$', re.MULTILINE)
+
+
+@functools.cache
+def builtin_models() -> dict[str, tuple[str, ...]]:
+    """``{provider: model ids}`` of Pi's built-in catalogue, in its own order."""
+    try:
+        text = (_dist() / "models.generated.js").read_text()
+    except OSError:
+        return {}
+    out: dict[str, tuple[str, ...]] = {}
+    starts = [(m.start(), m.group(1)) for m in _PROVIDER_LINE.finditer(text)]
+    for i, (start, provider) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
+        out[provider] = tuple(_MODEL_LINE.findall(text, start, end))
+    return out
+
+
+def agent_dir_models(agent_dir: Path | None) -> dict[str, tuple[str, ...]]:
+    """``{provider: model ids}`` that ``models.json`` in ``agent_dir`` defines."""
+    out = {}
+    for name, provider in agent_dir_providers(agent_dir).items():
+        models = provider.get("models") if isinstance(provider, dict) else None
+        ids = [m.get("id") for m in models or () if isinstance(m, dict)]
+        out[name] = tuple(i for i in ids if isinstance(i, str) and i)
+    return out
+
+
 @functools.cache
 def builtin_key_variables() -> dict[str, str]:
     try:

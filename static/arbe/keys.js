@@ -1,5 +1,6 @@
 // Keyboard on every page: "/" focuses search; Ctrl/Cmd+K jumps to a thread by name across
-// your houses (threads/jump.py answers, filtered by membership); Esc closes what is open.
+// your houses (threads/jump.py answers, filtered by membership); "?" lists the shortcuts
+// (templates/base.html); Esc closes what is open.
 (function () {
   "use strict";
   function typingIn(el) {
@@ -62,6 +63,14 @@
       if (!dialog) return;
       evt.preventDefault();
       if (dialog.open) dialog.close(); else open();
+      return;
+    }
+    if (evt.key === "?" && !evt.ctrlKey && !evt.metaKey && !evt.altKey && !typingIn(evt.target)) {
+      var help = document.getElementById("shortcuts");
+      if (help && help.showModal && !document.querySelector("dialog[open]")) {
+        evt.preventDefault();
+        help.showModal();
+      }
       return;
     }
     if (evt.key === "/" && !evt.ctrlKey && !evt.metaKey && !evt.altKey && !typingIn(evt.target)) {

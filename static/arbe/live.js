@@ -256,6 +256,8 @@
     sheet.replaceSync(
       '.entry.chat[data-author="' + v + '"] .actions { display: block; }\n' +
       '.entry.chat[data-author="' + v + '"] .actions .menu button.edit { display: block; }\n' +
+      // An author may remove their own uploads (houses.access.access_purge); owners any.
+      '.entry.chat[data-author="' + v + '"] .actions .menu button.purge { display: block; }\n' +
       '.reaction[data-who~="' + v + '"] { background: #e8effc; border-color: #9bb8ef; }\n' +
       '.mention[data-agent="' + v + '"] { background: #fdecc8; color: #7c4a03; }\n' +
       '.entry.chat:has(.mention[data-agent="' + v + '"]) { background: #fffaeb; box-shadow: inset 3px 0 #f0b429; }'
@@ -769,16 +771,18 @@
     if (menu) menu.open = false;
     var body = $(".body", entry);
     $(".quote", dialog).textContent = body ? body.textContent.trim().slice(0, 280) : "";
+    // Its files go with it (the server deletes their bytes): say which, before it's too late.
+    var names = $$(".files:not(.purged) .file-name", entry).map(function (n) { return n.textContent; });
+    var fate = $(".files-fate", dialog);
+    fate.hidden = !names.length;
+    fate.textContent = !names.length ? "" : (names.length === 1 ? "Its file, " : "Its " + names.length + " files, ") +
+      names.join(", ") + ", " + (names.length === 1 ? "is" : "are") + " deleted with it: nobody can open or download " +
+      (names.length === 1 ? "it" : "them") + " again.";
     dialog.returnValue = "";
     dialog.addEventListener("close", function () {
       if (dialog.returnValue === "delete") evt.detail.issueRequest(true);
     }, { once: true });
     dialog.showModal();
-  });
-  document.addEventListener("htmx:responseError", function (evt) {
-    if (evt.detail.elt && evt.detail.elt.matches && evt.detail.elt.matches(".delete")) {
-      showError("The message could not be deleted (" + evt.detail.xhr.status + ").");
-    }
   });
   document.addEventListener("click", function (evt) {
     $$("details.actions[open]").forEach(function (menu) {

@@ -206,8 +206,10 @@ class EverydayChatTests(LiveThreadCase):
         expect(page.locator(".flash")).to_contain_text("last owner")
         shot(page, "house-settings-1280")
         page.get_by_role("button", name="Hand over").click()
+        page.locator("#confirm-action").get_by_role("button", name="Hand over").click()
         expect(page.locator(".flash")).to_contain_text("olive owns Design now.")
         page.get_by_role("button", name="Leave Design").click()
+        page.locator("#confirm-action").get_by_role("button", name="Leave").click()
         expect(page).to_have_url(re.compile("/$"))
         expect(page.locator("#houses")).not_to_contain_text("Design")
         assert errors == []

@@ -86,6 +86,22 @@ def test_the_director_picks_and_a_reply_works():
     assert BOT not in status(log).message  # never an id, even without names
 
 
+def test_a_replys_round_never_goes_back():
+    """A worker that takes over an interrupted reply counts its rounds from 0 again (as did
+    each retried attempt, before they shared one count): the view keeps the furthest."""
+    log = Log()
+    m = log.chat()
+    log.add(E.DirectorDecided(picked=[BOT], upTo=m, entryIds=[m]))
+    log.add(E.DispatchStarted(dispatchId="d1", agentId=BOT, entryIds=[m]))
+    log.add(E.DispatchPhase(dispatchId="d1", phase="tool", round=1), BOT)
+    assert view(log).reply.round == 1
+    log.add(E.DispatchPhase(dispatchId="d1", phase="thinking", round=0), BOT)
+    now = view(log)
+    assert (now.reply.round, now.reply.phase) == (1, "thinking")
+    log.add(E.DispatchPhase(dispatchId="d1", phase="answering", round=2), BOT)
+    assert view(log).reply.round == 2
+
+
 def test_tool_calls_stay_open_until_their_result():
     log = Log()
     m = log.chat()

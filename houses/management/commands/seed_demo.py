@@ -3,7 +3,7 @@
 Passwords are printed only when this command sets them (they are never stored in
 clear, so a later run can't show them again): on first seeding, or with
 ``--reset-passwords``, which sets and prints new ones. The logins come last, in a
-box, so ``make run`` ends its log with them just before the server starts.
+box, which ``make run`` (scripts/run_demo.py) holds back until the server listens.
 """
 
 import os

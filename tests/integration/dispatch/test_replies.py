@@ -225,3 +225,17 @@ def test_a_retry_never_steers_again_what_an_earlier_attempt_took_in(live):
     assert "also mention the weather" in str(retry["messages"])
     replies = [e for e in live.entries() if e.type == "signal.dispatch.started"]
     assert len(replies) == 1  # nobody answers the steered message again
+
+
+def test_a_retry_goes_on_counting_rounds_and_the_view_never_goes_back(live):
+    """A retried attempt is the same reply: its rounds follow the earlier attempt's, so the
+    thread (and ``arbe thread now --follow``) never shows round 1 going back to round 0."""
+    live.fake.script(bash("echo first"), Fail(), Text("Done after a retry."))
+    live.post("@helper do it")
+    live.settle()
+    entries = live.entries()
+    failures = [e.payload for e in entries if e.type == "signal.dispatch.failed"]
+    assert [(f.attempt, f.final) for f in failures] == [(1, False)]
+    rounds = [e.payload.round for e in entries if e.type == "signal.dispatch.phase"]
+    assert max(rounds) >= 2, rounds
+    assert rounds == sorted(rounds), rounds

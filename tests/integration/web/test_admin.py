@@ -108,3 +108,12 @@ def test_invites_are_listed_in_the_admin(world, admin_client_):
     assert raw not in html
     change = admin_client_.get(f"/admin/houses/houseinvite/{invite.pk}/change/")
     assert change.status_code == 200 and raw not in change.content.decode()
+
+
+def test_the_admin_says_replied_as_the_pages_do(world, admin_client_):
+    Thread.objects.filter(pk=world.thread.pk).update(status="done")
+    html = admin_client_.get("/admin/threads/thread/").content.decode()
+    assert ">replied<" in html  # the list's status column and its filter
+    assert ">Done<" not in html
+    html = admin_client_.get(f"/admin/threads/thread/{world.thread.pk}/change/").content.decode()
+    assert "replied" in html and ">Done<" not in html
