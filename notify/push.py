@@ -15,8 +15,7 @@ from django.conf import settings
 from django.utils import timezone
 from pywebpush import WebPushException, webpush
 
-from arbe_site.api import BadInput
-from notify.devices import check_endpoint
+from notify.endpoints import BadEndpoint, check_endpoint
 from notify.keys import vapid
 from notify.models import PushDevice
 
@@ -52,7 +51,7 @@ def send_to_user(user_id: int, message: dict) -> int:
 def send(device: PushDevice, data: str) -> bool:
     try:
         check_endpoint(device.endpoint)
-    except BadInput:
+    except BadEndpoint:
         PushDevice.objects.filter(pk=device.pk).delete()
         logger.warning(
             "notify: push device %s has an endpoint no push service has; removed", device.pk
