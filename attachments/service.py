@@ -56,9 +56,11 @@ def upload(access: ThreadAccess, name: str, data: bytes) -> Attachment:
 def store_upload(thread, uploader_id: str, name: str, data: bytes) -> Attachment:
     """``upload`` for a known thread and uploader: also the worker's, for files a bot's
     run wrote (``dispatch.run_files``); the same limits, by content."""
-    size = len(data)
-    check_size(size)
+    check_size(len(data))
     found = sniff.inspect(data, max_pixels=limits.max_pixels())
+    if found.kept is not None:  # an image: upright and without its metadata (GPS, camera…)
+        data = found.kept
+    size = len(data)
     if found.content_type not in limits.allowed_types():
         raise sniff.Refused(
             f"Files of type {found.content_type} are not allowed here "
