@@ -97,7 +97,7 @@ def inspect(data: bytes, *, max_pixels: int) -> Sniffed:
                 )
             probe.verify()
         with decoding(), Image.open(io.BytesIO(data)) as image:
-            if _orientation(image):
+            if _turned(image, kind):
                 upright = ImageOps.exif_transpose(image)  # decodes it whole: under the cap
                 # Pillow's encoders fall back to ``info`` (comment, EXIF): only colour stays.
                 upright.info = {k: v for k, v in upright.info.items() if k == "icc_profile"}
@@ -117,12 +117,12 @@ def inspect(data: bytes, *, max_pixels: int) -> Sniffed:
     return Sniffed(kind, width, height, thumb, kept)
 
 
-def _orientation(probe: Image.Image) -> bool:
+def _turned(image: Image.Image, kind: str) -> bool:
     """Whether the EXIF asks for the image to be turned (a still image only: an animation
-    is kept as it is, its tag dropped with the rest)."""
-    if getattr(probe, "n_frames", 1) > 1:
+    is kept as it is, its tag dropped with the rest; a GIF has no EXIF)."""
+    if kind == "image/gif" or image.getexif().get(ORIENTATION, 1) not in range(2, 9):
         return False
-    return probe.getexif().get(ORIENTATION, 1) in range(2, 9)
+    return getattr(image, "n_frames", 1) == 1
 
 
 def _encode_like(image: Image.Image, kind: str) -> bytes:
