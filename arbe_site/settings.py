@@ -56,6 +56,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "arbe_site.nul.refuse_nul",
+    "arbe_site.multipart.refuse_bad_multipart",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -193,6 +194,8 @@ SEARCH_LANGUAGE = env_str("SEARCH_LANGUAGE", "simple")
 ARBE_ATTACHMENTS_MAX_BYTES = env_int("ARBE_ATTACHMENTS_MAX_BYTES", 25 * 1024 * 1024)
 ARBE_ATTACHMENTS_MAX_PER_MESSAGE = env_int("ARBE_ATTACHMENTS_MAX_PER_MESSAGE", 10)
 ARBE_ATTACHMENTS_MAX_PIXELS = env_int("ARBE_ATTACHMENTS_MAX_PIXELS", 40_000_000)
+# How many images one process decodes at once (each may take pixels × 4 bytes).
+ARBE_IMAGE_DECODES = env_int("ARBE_IMAGE_DECODES", 1)
 ARBE_ATTACHMENTS_TYPES = env_list(
     "ARBE_ATTACHMENTS_TYPES",
     [

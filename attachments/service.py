@@ -4,12 +4,16 @@ Upload first: a row per file, owned by its uploader and house, not linked to any
 A post then names the upload ids; ``claim`` checks they are the poster's own unlinked
 uploads in this thread and links them to the entry being written, and the entry carries
 their ``AttachmentRef``s as the server knows them. A file is served while the entry that
-carries it stands: its tombstone hides it (404) everywhere, and its bytes stay until an
-owner purges them, which is recorded in the log as ``signal.files.purged``.
+carries it stands: its tombstone hides it (404) everywhere, and its bytes go with it (the
+delete's after-step, ``remove_with_message``; ``clean_attachments`` finishes one that was
+cut short). The message's author or an owner may also remove the files and keep the
+message (``purge``). Every removal is recorded in the log as ``signal.files.purged``, after
+the bytes are gone; the rows stay, marked ``purged_at``, as the record of names and sizes.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import timedelta
 
@@ -22,9 +26,10 @@ from attachments.models import Attachment
 from houses.access import ThreadAccess, access_purge
 from threads.entries import AttachmentRef, FilesPurged, ImageSize
 from threads.lifecycle import new_entry
-from threads.models import EntryLocation
+from threads.models import EntryLocation, Thread
 from threads.recency import stream_writer
 
+logger = logging.getLogger(__name__)
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f/\\]+")
 # Uploads no message took are removed after this long (``manage.py clean_attachments``).
 UNLINKED_FOR = timedelta(days=1)
@@ -56,9 +61,11 @@ def upload(access: ThreadAccess, name: str, data: bytes) -> Attachment:
 def store_upload(thread, uploader_id: str, name: str, data: bytes) -> Attachment:
     """``upload`` for a known thread and uploader: also the worker's, for files a bot's
     run wrote (``dispatch.run_files``); the same limits, by content."""
-    size = len(data)
-    check_size(size)
+    check_size(len(data))
     found = sniff.inspect(data, max_pixels=limits.max_pixels())
+    if found.kept is not None:  # an image: upright and without its metadata (GPS, camera…)
+        data = found.kept
+    size = len(data)
     if found.content_type not in limits.allowed_types():
         raise sniff.Refused(
             f"Files of type {found.content_type} are not allowed here "
@@ -140,22 +147,64 @@ def shown(access: ThreadAccess, attachment_id: str) -> Attachment:
 
 
 def purge(access: ThreadAccess, entry_id: str):
-    """An owner removes the bytes of every file ``entry_id`` carries, and says so in the log."""
-    access_purge(access)
-    rows = list(
-        Attachment.objects.filter(thread=access.thread, entry_id=entry_id, purged_at__isnull=True)
-    )
-    if not rows:
+    """The message's author or an owner removes the bytes of every file ``entry_id``
+    carries, and says so in the log."""
+    location = EntryLocation.objects.filter(thread=access.thread, entry_id=entry_id).first()
+    access_purge(access, location.author_id if location else None)
+    removed = _remove(access.thread, entry_id, author=access.principal.agent_id)
+    if removed is None:
         raise Http404
+    return removed
+
+
+def remove_with_message(access: ThreadAccess, entry_id: str) -> None:
+    """After ``entry_id``'s tombstone is in the log: its files go too. A failure here leaves
+    the files hidden (the tombstone does that) for ``clean_attachments`` to remove."""
+    try:
+        _remove(access.thread, entry_id, author=access.principal.agent_id)
+    except Exception as exc:  # noqa: BLE001 - the delete stands; the sweep finishes it
+        logger.warning(
+            "attachments: files of deleted %s not removed yet: %s", entry_id, type(exc).__name__
+        )
+
+
+def _remove(thread, entry_id: str, *, author: str | None):
+    """Delete the stored bytes of ``entry_id``'s files still kept, mark their rows, append
+    ``signal.files.purged``; None when there was nothing to remove."""
+    rows = list(Attachment.objects.filter(thread=thread, entry_id=entry_id, purged_at__isnull=True))
+    if not rows:
+        return None
     for row in rows:
         storage.delete(row.key)
         storage.delete(row.thumb_key)
     Attachment.objects.filter(id__in=[r.id for r in rows]).update(purged_at=timezone.now())
     entry = new_entry(
-        FilesPurged(entryId=entry_id, attachmentIds=[r.id for r in rows]),
-        author=access.principal.agent_id,
+        FilesPurged(entryId=entry_id, attachmentIds=[r.id for r in rows]), author=author
     )
-    return stream_writer().append(access.thread.stream_name, entry), entry
+    return stream_writer().append(thread.stream_name, entry), entry
+
+
+def clean_deleted() -> int:
+    """Remove the files of deleted messages that are still kept (a delete whose after-step
+    was cut short, a tombstone a bot wrote); how many messages' files went."""
+    deleted = EntryLocation.objects.exclude(deleted_by="")
+    pending = (
+        Attachment.objects.filter(purged_at__isnull=True)
+        .exclude(entry_id="")
+        .filter(
+            entry_id__in=deleted.values("entry_id"),
+        )
+        .values_list("thread_id", "entry_id")
+        .distinct()
+    )
+    done = 0
+    for thread_id, entry_id in list(pending):
+        if not deleted.filter(thread_id=thread_id, entry_id=entry_id).exists():
+            continue  # the same id deleted in another thread only
+        thread = Thread.objects.filter(pk=thread_id).first()
+        if thread is not None and _remove(thread, entry_id, author=None) is not None:
+            done += 1
+    return done
 
 
 def clean_unlinked(older_than: timedelta = UNLINKED_FOR) -> int:

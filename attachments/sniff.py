@@ -2,7 +2,9 @@
 
 ``sniff`` reads the leading bytes; an image is then opened by Pillow with a pixel cap
 checked from its header before anything is decoded (a decompression bomb is refused
-without being expanded), verified, and thumbnailed. All of it is synchronous work run
+without being expanded), verified, thumbnailed, and its metadata removed
+(``attachments.metadata``). Decoding takes one of a few slots (``attachments.decoding``), so
+many large images at once wait rather than fill memory. All of it is synchronous work run
 by a sync view, so Django runs it in a worker thread, never on the event loop.
 """
 
@@ -12,11 +14,14 @@ import io
 import re
 from dataclasses import dataclass
 
-from PIL import Image
+from PIL import Image, ImageOps
 
+from attachments import metadata
+from attachments.decoding import decoding
 from threads.attached import SAFE_IMAGES
 
 THUMB_BOX = (640, 480)
+ORIENTATION = 0x0112  # the EXIF tag
 HEAD = 1024
 
 _MARKUP = re.compile(rb"<\s*(!doctype\s+html|html|head|body|script|iframe|svg|\?xml)", re.I)
@@ -36,6 +41,7 @@ class Sniffed:
     width: int | None = None
     height: int | None = None
     thumbnail: bytes | None = None  # PNG or JPEG, for safe images
+    kept: bytes | None = None  # a safe image's bytes to store: upright, without metadata
 
 
 def sniff(head: bytes) -> str:
@@ -75,7 +81,8 @@ def sniff(head: bytes) -> str:
 
 
 def inspect(data: bytes, *, max_pixels: int) -> Sniffed:
-    """Sniff ``data``; for a safe image, check its size, verify it and make a thumbnail."""
+    """Sniff ``data``; for a safe image, check its size, verify it, make a thumbnail and the
+    bytes to keep: turned upright if its EXIF says so, without its metadata."""
     kind = sniff(data[:HEAD])
     if kind not in SAFE_IMAGES:
         return Sniffed(kind)
@@ -89,17 +96,45 @@ def inspect(data: bytes, *, max_pixels: int) -> Sniffed:
                     413,
                 )
             probe.verify()
-        with Image.open(io.BytesIO(data)) as image:
-            image.draft("RGB", THUMB_BOX)  # JPEG: decode at a reduced scale
-            image.thumbnail(THUMB_BOX)
-            thumb = _encode_thumb(image)
+        with decoding(), Image.open(io.BytesIO(data)) as image:
+            if _turned(image, kind):
+                upright = ImageOps.exif_transpose(image)  # decodes it whole: under the cap
+                # Pillow's encoders fall back to ``info`` (comment, EXIF): only colour stays.
+                upright.info = {k: v for k, v in upright.info.items() if k == "icc_profile"}
+                kept = metadata.strip(_encode_like(upright, kind), kind)
+            else:
+                upright, kept = image, metadata.strip(data, kind)
+            width, height = upright.size
+            upright.draft("RGB", THUMB_BOX)  # JPEG: decode at a reduced scale
+            upright.thumbnail(THUMB_BOX)
+            thumb = _encode_thumb(upright)
     except Refused:
         raise
     except Image.DecompressionBombError:
         raise Refused(f"Images may be at most {max_pixels:,} pixels.", 413) from None
     except Exception:  # noqa: BLE001 - any decoder failure means "not a valid image"
         raise Refused(f"The file starts like a {label} image but is not a valid one.") from None
-    return Sniffed(kind, width, height, thumb)
+    return Sniffed(kind, width, height, thumb, kept)
+
+
+def _turned(image: Image.Image, kind: str) -> bool:
+    """Whether the EXIF asks for the image to be turned (a still image only: an animation
+    is kept as it is, its tag dropped with the rest; a GIF has no EXIF)."""
+    if kind == "image/gif" or image.getexif().get(ORIENTATION, 1) not in range(2, 9):
+        return False
+    return getattr(image, "n_frames", 1) == 1
+
+
+def _encode_like(image: Image.Image, kind: str) -> bytes:
+    out = io.BytesIO()
+    if kind == "image/jpeg":
+        icc = image.info.get("icc_profile")
+        image.save(out, "JPEG", quality=92, **({"icc_profile": icc} if icc else {}))
+    elif kind == "image/webp":
+        image.save(out, "WEBP", quality=90)
+    else:
+        image.save(out, "PNG")
+    return out.getvalue()
 
 
 def _encode_thumb(image: Image.Image) -> bytes:

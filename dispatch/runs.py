@@ -26,6 +26,7 @@ from dispatch.pi.process import PiConfig, PiError, PiSession
 from dispatch.run_files import changed_files, files_in, upload_run_files
 from dispatch.traces import observer
 from houses.models import Agent
+from houses.names import clean_title
 from streams import errors
 from threads import sandbox_tokens
 from threads.entries import (
@@ -74,7 +75,7 @@ def claim_run(parent: Thread, *, handle: str, task: str, by) -> Claim:
     child_id = new_thread_id()
     child = create_thread(
         house=parent.house,
-        title=f"T/{child_id}: {task[:80]}",
+        title=clean_title(f"T/{child_id}: {task[:80]}", derived=True),
         by=by,
         parent=parent,
         thread_id=child_id,

@@ -137,10 +137,11 @@ def access_delete(access: ThreadAccess, author_id: str | None) -> None:
         raise PermissionDenied("Only the author or an owner of the house may delete this.")
 
 
-def access_purge(access: ThreadAccess) -> None:
-    """May the caller remove a message's stored files for good? Owners only."""
-    if not access.is_owner:
-        raise PermissionDenied("Only owners of the house may purge files.")
+def access_purge(access: ThreadAccess, author_id: str | None) -> None:
+    """May the caller remove the stored files of a message by ``author_id`` for good? Its
+    author (whose uploads they are) or an owner."""
+    if (author_id or "") != (access.principal.agent_id or "") and not access.is_owner:
+        raise PermissionDenied("Only the message's author or an owner may remove its files.")
 
 
 # Invite links: every miss is the same 404; guessing is slowed by houses.invite_limits.

@@ -1,6 +1,7 @@
 from django import forms
 
 from houses.models import HANDLE_PATTERN, INVITE_DAYS, Agent, Membership
+from houses.names import clean_title
 
 # "Speaks on …" on the members page: when a bot answers without being mentioned, in the
 # director's own terms (dispatch/decide.py).
@@ -12,6 +13,9 @@ INVOLVEMENT_WORDS = [
 
 class NewThreadForm(forms.Form):
     title = forms.CharField(max_length=200)
+
+    def clean_title(self):
+        return clean_title(self.cleaned_data["title"])
 
 
 class AddMemberForm(forms.Form):

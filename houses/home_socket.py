@@ -4,7 +4,10 @@ total follow that house's events, as the house page's rows do (``houses.consumer
 It listens to every house of the person (``house-<id>``) and to their reads
 (``reads-<user id>``); each event re-renders the one row it concerns, from the
 database, which stays the truth if an event is lost. Every (re)connect starts with all
-rows fresh. A house the person leaves drops out; signing out closes the socket.
+rows fresh. A house the person leaves drops out. Its right to read ends as the thread
+socket's does (``houses.revocation``): signing out of *this* session, its running out,
+deactivation or a new password close it 4401; another session signing out or an API token
+revoked leave it be.
 """
 
 from channels.db import database_sync_to_async
@@ -13,7 +16,7 @@ from django.template.loader import render_to_string
 
 from houses.access import houses_of
 from houses.home import house_row_fragment, house_rows
-from houses.revocation import user_group
+from houses.revocation import Reader, ends, socket_session_end, stop_waiting, user_group
 from houses.yours_socket import YoursFollower, bell_fragment, notice_fragment
 from threads.models import Thread
 from threads.unread import reads_group
@@ -55,6 +58,8 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
     """``/ws/home/``: the houses page's socket; with ``?view=inbox``, the inbox page's."""
 
     groups_joined: list[str]
+    reader: Reader | None = None
+    session_end = None
 
     async def connect(self):
         self.user = self.scope["user"]
@@ -67,6 +72,8 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
             await self.close(code=4401)
             return
         await self._join(user_group(self.user.pk))
+        self.reader = Reader.of_session(self.scope.get("session"))
+        self.session_end = socket_session_end(self)
         await self._join(reads_group(self.user.pk))
         await self.follow_yours(house_id=None, side=False)  # the bell and notices
         if self.inbox_view:
@@ -115,8 +122,10 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
 
     async def access_revoked(self, event):
         house = event.get("house")
-        if house is None:  # signed out, a new password, a revoked token: the page ends
-            await self.close(code=event["code"])
+        if house is None:  # signed out, a new password, deactivated: if it's this session's
+            if self.reader is not None and ends(event, self.reader):
+                self.reader = None
+                await self.close(code=event["code"])
             return
         if self.inbox_view:  # the house's items leave the list
             await self.send(text_data=await database_sync_to_async(_inbox_list)(self.user))
@@ -132,6 +141,7 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
 
     async def disconnect(self, code):
         await self.unfollow_yours()
+        await stop_waiting(self.session_end)
         for group in self.groups_joined:
             await self.channel_layer.group_discard(group, self.channel_name)
         self.groups_joined = []

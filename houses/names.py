@@ -10,6 +10,9 @@
   their ``skeleton`` is an existing username's (``Owner``, ``0wner``, ``оwner`` all-Cyrillic).
 - **Display names** keep any real script (``Zoë``, ``Ζωή``, ``李雷``); only hidden characters
   are refused.
+- **Thread titles** are one line: line and paragraph breaks (CR, LF, NEL, ``U+2028``,
+  ``U+2029``), tabs and runs of spaces become one space; other hidden characters are refused
+  in a title someone types, and stripped from one arbe derives (a bot run's thread).
 - **Handles** are ASCII by their pattern (``houses.models.HANDLE_PATTERN``); a person's is
   derived from the username with look-alikes made ASCII (``οwner`` -> ``owner``), so no
   handle is ever outside the pattern.
@@ -18,6 +21,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 
 from confusable_homoglyphs import confusables
@@ -55,6 +59,31 @@ def check_display_name(name: str) -> None:
         raise ValidationError(
             f"A name can't contain invisible or text-direction characters ({', '.join(hidden)})."
         )
+
+
+# Everything that breaks a line (str.splitlines' set) or spaces it: one space each run.
+_BREAKS = re.compile(r"[\s\x1c-\x1f\x85\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, without hidden characters: what an email header or any other
+    one-line place may show of a title stored before titles were checked."""
+    return strip_hidden(_BREAKS.sub(" ", text)).strip()
+
+
+def clean_title(title: str, *, derived: bool = False) -> str:
+    """A thread title as stored: one line, trimmed. Hidden characters left after the breaks
+    are made spaces are refused (``ValidationError``), or stripped when ``derived``."""
+    title = _BREAKS.sub(" ", title).strip()
+    hidden = hidden_characters(title)
+    if hidden and not derived:
+        raise ValidationError(
+            f"A title can't contain invisible or text-direction characters ({', '.join(hidden)})."
+        )
+    title = strip_hidden(title).strip()
+    if not title:
+        raise ValidationError("A title can't be blank.")
+    return title
 
 
 @functools.cache

@@ -105,7 +105,8 @@ def new_thread(request, slug):
             house=access.house, title=form.cleaned_data["title"], by=agent_for_user(request.user)
         )
         return redirect("thread", thread_id=thread.id)  # the next thing is its first message
-    messages.error(request, "A thread needs a title (up to 200 characters).")
+    problem = next((e for e in form.errors.get("title", []) if "characters (" in e), None)
+    messages.error(request, problem or "A thread needs a title (up to 200 characters).")
     return redirect("house", slug=slug)
 
 

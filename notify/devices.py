@@ -3,17 +3,17 @@
 The endpoint is a URL the server will call, so it must be a push service's: https, on a host
 in ``PUSH_SERVICE_HOSTS`` (a leading dot matches subdomains). Anything else is refused, or a
 member could make the server call addresses of its own network.
+The rules live in ``notify.endpoints``.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
-from urllib.parse import urlsplit
 
 import msgspec
-from django.conf import settings
 
 from arbe_site.api import BadInput
+from notify import endpoints
 from notify.models import PushDevice
 
 
@@ -36,17 +36,9 @@ class Forget(msgspec.Struct, forbid_unknown_fields=True):
 
 def check_endpoint(endpoint: str) -> None:
     try:
-        parts = urlsplit(endpoint)
-        host = (parts.hostname or "").lower()
-    except ValueError:
-        raise BadInput("endpoint: not a URL") from None
-    schemes = {"https", "http"} if settings.PUSH_ALLOW_HTTP else {"https"}
-    if parts.scheme not in schemes or not host:
-        raise BadInput("endpoint: a push service's https URL is expected")
-    for allowed in settings.PUSH_SERVICE_HOSTS:
-        if host == allowed or (allowed.startswith(".") and host.endswith(allowed)):
-            return
-    raise BadInput("endpoint: not a known push service")
+        endpoints.check_endpoint(endpoint)
+    except endpoints.BadEndpoint as exc:
+        raise BadInput(str(exc)) from None
 
 
 def subscribe(user, sub: Subscription) -> PushDevice:

@@ -1,6 +1,12 @@
 """Email for mentions still unread after ``NOTIFY_EMAIL_DELAY_S``: one message per person
 with everything that came due, claimed by one guarded UPDATE so two workers never both
-send it."""
+send it.
+
+A mail server that is down is tried again every ``RETRY_S``; a message that can never be
+built (a header Django refuses: ``BadHeaderError``, an address it can't encode) is marked
+``failed`` and never tried again. Titles and names go into the subject on one line and
+without hidden characters (``houses.names.one_line``), whatever was stored before titles
+were checked."""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from houses.names import one_line
 from notify.models import Channel, Notice, NotifySettings, ThreadMode, ThreadNotify
 from threads.models import EntryLocation, Thread, ThreadRead
 
@@ -59,6 +66,14 @@ def _send_claimed(user_id: int, claim: str) -> bool:
     subject, body = compose(live)
     try:
         send_mail(subject, body, None, [user.email])
+    except ValueError as exc:  # BadHeaderError, a bad address: the same every time
+        logger.warning(
+            "notify: email to user %s can't be built (%s); not retried",
+            user_id,
+            type(exc).__name__,
+        )
+        Notice.objects.filter(pk__in=[n.pk for n in live]).update(state=Notice.State.FAILED)
+        return False
     except Exception as exc:  # the mail server is down: try again later
         logger.warning("notify: email to user %s failed: %s", user_id, type(exc).__name__)
         Notice.objects.filter(pk__in=[n.pk for n in live]).update(
@@ -102,17 +117,25 @@ def _still_news(user_id: int, notices: list[Notice]) -> list[Notice]:
 
 
 def compose(notices: list[Notice]) -> tuple[str, str]:
-    titles = dict(
-        Thread.objects.filter(pk__in={n.thread_id for n in notices}).values_list("pk", "title")
-    )
+    titles = {
+        pk: one_line(title)
+        for pk, title in Thread.objects.filter(pk__in={n.thread_id for n in notices}).values_list(
+            "pk", "title"
+        )
+    }
     if len(notices) == 1:
         n = notices[0]
-        subject = f"{n.author} mentioned you in “{titles.get(n.thread_id, '')}”"
+        subject = f"{one_line(n.author)} mentioned you in “{titles.get(n.thread_id, '')}”"
     else:
         subject = f"{len(notices)} mentions you haven't read"
     lines = ["You were mentioned and haven't read it yet:", ""]
     for n in notices:
         url = settings.SITE_URL + reverse("thread", args=[n.thread_id]) + f"#entry-{n.entry_id}"
-        lines += [f"{n.author} in “{titles.get(n.thread_id, '')}”:", f"  {n.text}", f"  {url}", ""]
+        lines += [
+            f"{one_line(n.author)} in “{titles.get(n.thread_id, '')}”:",
+            f"  {n.text}",
+            f"  {url}",
+            "",
+        ]
     lines.append(f"Change what you get: {settings.SITE_URL}{reverse('notify-settings')}")
     return subject, "\n".join(lines)

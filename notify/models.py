@@ -119,6 +119,7 @@ class Notice(models.Model):
         SENDING = "sending"
         READ = "read"  # read before it was due: nothing sent
         GONE = "gone"  # deleted, muted or left before it was due: nothing sent
+        FAILED = "failed"  # an email that can never be built (a bad header): not retried
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     entry_id = models.CharField(max_length=128)

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from arbe_site.concurrency import in_thread
 from houses.models import Agent
+from houses.names import one_line
 from notify import mail, push
 from notify.models import Channel, Notice, Outbox, PushDevice
 from notify.recipients import Reason, Recipient, recipients
@@ -31,7 +32,7 @@ from threads.models import EntryLocation, Thread, ThreadRead
 logger = logging.getLogger(__name__)
 BATCH = 100
 PRUNE_EVERY_S = 3600
-DONE = (Notice.State.SENT, Notice.State.READ, Notice.State.GONE)
+DONE = (Notice.State.SENT, Notice.State.READ, Notice.State.GONE, Notice.State.FAILED)
 
 
 class Notifier:
@@ -137,14 +138,15 @@ def prune() -> int:
 def message(item: Outbox, thread: Thread, author: Agent | None, person: Recipient) -> dict:
     """What a push shows: who, where, the text, and where a click goes."""
     who = author.display_name if author else "Someone"
+    where = one_line(thread.title)  # a title stored before titles were one line
     if item.kind == Outbox.Kind.RUN:
-        title = f"{who} finished a run in “{thread.title}”"
+        title = f"{who} finished a run in “{where}”"
     elif person.reason == Reason.MENTION:
-        title = f"{who} mentioned you in “{thread.title}”"
+        title = f"{who} mentioned you in “{where}”"
     elif person.reason == Reason.BOT:
-        title = f"{who} replied in “{thread.title}”"
+        title = f"{who} replied in “{where}”"
     else:
-        title = f"{who} in “{thread.title}”"
+        title = f"{who} in “{where}”"
     url = reverse("thread", args=[thread.pk]) + f"#entry-{item.entry_id}"
     return {"title": title, "body": item.text, "url": url, "tag": f"thread-{thread.pk}"}
 

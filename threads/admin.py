@@ -7,6 +7,7 @@ shows each page's ``next_offset`` — tombstones and what they hide included.
 import json
 from contextvars import ContextVar
 
+from django import forms
 from django.contrib import admin, messages
 from django.shortcuts import get_object_or_404
 from django.template.defaultfilters import pluralize
@@ -18,6 +19,7 @@ from django.utils.html import format_html
 
 from houses.fragments import AGENT_ID, when
 from houses.models import Agent
+from houses.names import clean_title
 from streams import errors
 from threads.entries import EntryError, decode_entry
 from threads.fragments import house_names
@@ -59,8 +61,18 @@ def raw_row(raw: bytes) -> dict:
     return {"raw": text, "pretty": pretty, "long": len(text) > FOLD_CHARS}
 
 
+class ThreadForm(forms.ModelForm):
+    class Meta:
+        model = Thread
+        fields = "__all__"  # noqa: DJ007 - the admin's own field list decides
+
+    def clean_title(self):
+        return clean_title(self.cleaned_data["title"])
+
+
 @admin.register(Thread)
 class ThreadAdmin(admin.ModelAdmin):
+    form = ThreadForm
     list_display = [
         "title",
         "house",

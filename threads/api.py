@@ -3,10 +3,11 @@
 The stream read proxy and the sandbox writers' proxy live in ``threads.stream_proxy``.
 """
 
+import contextlib
 from typing import Annotated
 
 import msgspec
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.views.decorators.http import require_http_methods
 
 from arbe_site.api import BadInput, api_view, json_response, parse_json, people_only
@@ -154,9 +155,8 @@ def thread(request, thread_id):
     if not access.is_owner and access.thread.created_by_id != agent.pk:
         raise PermissionDenied("Only an owner of the house or the thread's starter may do that.")
     if body.title is not None:
-        if not body.title.strip():
-            raise BadInput("title: can't be blank")
-        rename_thread(access.thread, body.title, by=agent)
+        with titled():
+            rename_thread(access.thread, body.title, by=agent)
     if body.archived is not None:
         archive_thread(access.thread, by=agent, archived=body.archived)
     return json_response({"thread": thread_row(access.thread)})
@@ -167,8 +167,18 @@ def thread(request, thread_id):
 def house_threads(request, slug):
     access = access_house(request.principal, slug)
     body = parse_json(request, CreateThreadBody)
-    thread = create_thread(house=access.house, title=body.title, by=request.principal.agent)
+    with titled():
+        thread = create_thread(house=access.house, title=body.title, by=request.principal.agent)
     return json_response({"thread": thread_row(thread)}, status=201)
+
+
+@contextlib.contextmanager
+def titled():
+    """A title ``houses.names.clean_title`` refuses is the caller's 400, naming the field."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise BadInput(f"title: {exc.messages[0]}") from None
 
 
 @api_view

@@ -36,6 +36,7 @@ from threads.entry_views import (
     spend_text,
 )
 from threads.markup import chat_html
+from threads.models import EntryLocation
 from threads.narration import Name, Names, narration
 from threads.now import ThreadNow
 from threads.projection import latest_texts, tombstoned_ids, with_texts
@@ -191,10 +192,22 @@ def entry_fragments(entries: list[E.Entry], names: Names, thread_id: str) -> lis
         view["transcript"] = []
         html = mark_safe(render_entry(view, thread_id))
         html = render_to_string("threads/_append.html", {"target": target, "html": html})
-        if isinstance(p, E.FilesPurged):  # the message's files give way where it is shown
+        # The message's files give way where it is shown; a deleted message (its files go
+        # with it) is shown nowhere, and an out-of-band swap with no target is an error.
+        if isinstance(p, E.FilesPurged) and not _deleted(thread_id, p.entryId, gone):
             html += render_to_string("threads/_files_purged.html", {"entry_id": p.entryId})
         out.append((entry.id, html))
     return out
+
+
+def _deleted(thread_id: str, entry_id: str, gone: set) -> bool:
+    if entry_id in gone:
+        return True
+    return (
+        EntryLocation.objects.filter(thread_id=thread_id, entry_id=entry_id)
+        .exclude(deleted_by="")
+        .exists()
+    )
 
 
 def now_context(now: ThreadNow, names: Names, thread_id: str) -> dict:

@@ -10,6 +10,7 @@ import time
 
 from arbe_site.ids import time_ordered_id
 from houses.models import Agent, House
+from houses.names import clean_title
 from threads.entries import Entry, ThreadArchived, ThreadCreated, ThreadRenamed
 from threads.models import Thread, new_thread_id, stream_name_for
 from threads.recency import announce_row, stream_writer
@@ -39,6 +40,7 @@ def create_thread(
     The stream comes first so that a row never points at a stream that isn't there; a
     stream whose row failed to save is an unreferenced log, harmless and visible.
     """
+    title = clean_title(title)  # ValidationError: the caller's input is refused
     thread_id = thread_id or new_thread_id()
     writer = stream_writer()
     writer.create(stream_name_for(thread_id), content_type=JSON)
@@ -61,8 +63,8 @@ def create_thread(
 
 def rename_thread(thread: Thread, title: str, *, by: Agent | None) -> Thread:
     """Append ``signal.thread.renamed``, then store the title; the same title is a no-op."""
-    title = title.strip()
-    if not title or title == thread.title:
+    title = clean_title(title)  # ValidationError: the caller's input is refused
+    if title == thread.title:
         return thread
     entry = new_entry(ThreadRenamed(title=title), author=by.id if by else None)
     stream_writer().append(thread.stream_name, entry)

@@ -85,8 +85,11 @@ def narration(p, names: Names, author: str | None = None) -> str | None:
             hint = f"; {CONFIG_HINT}" if is_config_error(error) else ""
             return f"{who} couldn't reply: {short_reason(error)}{hint}"
         case E.FilesPurged(attachmentIds=ids):
-            who = names.of(author).display if author in names else "An owner"
-            return f"{who} removed {len(ids)} file{'s' * (len(ids) != 1)} of a message for good."
+            files = f"{len(ids)} file{'s' * (len(ids) != 1)}"
+            if author is None:  # the server's sweep (clean_attachments)
+                return f"{files} of a deleted message removed for good."
+            who = names.of(author).display if author in names else "Someone"
+            return f"{who} removed {files} of a message for good."
         case E.FilesChanged(paths=paths):
             return "Files changed: " + ", ".join(paths[:10])
         case E.HouseMemberAdded(agentId=agent):

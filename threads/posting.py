@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import msgspec
 from django.http import Http404
 
-from attachments.service import claim
+from attachments.service import claim, remove_with_message
 from dispatch.wake import WakeFailed, wake_director
 from houses.access import ThreadAccess, access_delete
 from threads import seam
@@ -154,6 +154,7 @@ def _wake(access: ThreadAccess, entry: Entry) -> None:
 
 def delete_chat(access: ThreadAccess, entry_id: str) -> Posted:
     """Tombstone a chat entry: only its author or an owner; the original stays in the log.
+    Then its files go (``attachments.service.remove_with_message``).
 
     404 for an id the thread doesn't hold, 400 for anything but chat, 403 for others'
     messages. A second delete appends nothing and answers with the first tombstone.
@@ -161,11 +162,13 @@ def delete_chat(access: ThreadAccess, entry_id: str) -> Posted:
     target = chat_location(access, entry_id)
     access_delete(access, target.author_id)
     if target.deleted_by and (earlier := _tombstone(access, target.deleted_by)):
+        remove_with_message(access, entry_id)  # a retry finishes what a cut-short one left
         return earlier
     tombstone = new_entry(EntryDeleted(entryId=entry_id), author=access.principal.agent_id)
     # One tombstone per entry, even when two deletes race past the check above.
     producer = (f"delete:{entry_id}", 0, 0)
     result = stream_writer().append(access.thread.stream_name, tombstone, producer=producer)
+    remove_with_message(access, entry_id)  # the log says "deleted" first, then the bytes go
     if result.duplicate:
         return _first_tombstone(access, entry_id) or Posted(tombstone, "", True)
     return Posted(tombstone, result.next_offset or "")

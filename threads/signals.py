@@ -170,7 +170,8 @@ class FilesChanged(Payload, tag="signal.files.changed"):
 
 
 class FilesPurged(Payload, tag="signal.files.purged"):
-    """An owner removed the stored bytes of a message's files; the log keeps their names."""
+    """A message's stored files were removed (by its author or an owner, with the message's
+    deletion, or by the server's sweep for a deleted message); the log keeps their names."""
 
     entryId: Id
     attachmentIds: Annotated[list[Id], Meta(min_length=1, max_length=MAX_ATTACHMENTS)]

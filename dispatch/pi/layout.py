@@ -13,6 +13,10 @@ them, see ``sandbox.py``):
 
 The server's agent dir itself, other bots' and houses' files, ``var/`` and the repository
 are never given to a bot.
+
+Session transcripts hold whole conversations, so everything here is the server user's
+only, wherever ``PI_HOME`` is (not only when ``var/`` protects it): directories 0700 from
+``PI_HOME`` down (``private_dirs``), and Pi runs with umask 077 so what it writes is 0600.
 """
 
 from __future__ import annotations
@@ -23,8 +27,29 @@ from pathlib import Path
 
 from django.conf import settings
 
+from arbe_site.env import PRIVATE_FILE, private_dir
 from dispatch.pi.config import pi_settings, write_agent_dir, write_json
 from dispatch.pi.providers import agent_dir_providers, key_plan
+
+
+def private_dirs(*paths: Path) -> None:
+    """Create ``paths`` and make each of them, and every directory between it and
+    ``PI_HOME`` (and ``PI_HOME`` itself), 0700: a tree an older install made 0755 is
+    tightened too. A path outside ``PI_HOME`` (a scratch dir) gets only itself made 0700."""
+    home = Path(settings.PI_HOME).absolute()
+    for path in paths:
+        path = private_dir(Path(path).absolute())
+        for parent in path.parents:
+            if parent != home and home not in parent.parents:
+                break
+            private_dir(parent)
+
+
+def private_file(path: Path) -> None:
+    """A transcript an older Pi wrote 0644: 0600 before it is appended to again."""
+    with contextlib.suppress(FileNotFoundError, PermissionError):
+        if path.stat().st_mode & 0o777 != PRIVATE_FILE:
+            path.chmod(PRIVATE_FILE)
 
 
 def bot_dir(bot_id: str) -> Path:
@@ -50,6 +75,7 @@ def bot_agent_dir(bot, source: Path) -> Path:
     meanwhile reads the old file or the new one.
     """
     path = bot_dir(bot.id) / "agent"
+    private_dirs(path)
     providers: dict[str, dict] = {}
     entry = agent_dir_providers(source).get(bot.provider) if bot.provider else None
     if isinstance(entry, dict):

@@ -28,12 +28,14 @@ from typing import Any
 
 from dispatch.pi import sandbox
 from dispatch.pi.events import PiEvent, ProtocolError, Response, decode_event, placeholder_event
+from dispatch.pi.layout import private_dirs, private_file
 
 logger = logging.getLogger(__name__)
 
 LINE_LIMIT = 16 * 2**20
 STDERR_KEPT = 64 * 1024
 START_TIMEOUT = 60.0
+PI_UMASK = 0o077
 REPLY_TIMEOUT = 30.0
 SHUTDOWN_GRACE = 2.0
 _EOF = object()
@@ -57,9 +59,9 @@ class PiConfig:
         return self.agent_dir.parent / "home"
 
     def make_dirs(self) -> None:
-        """What Pi writes to must exist before the sandbox binds it."""
-        for path in (self.workspace, self.session_file.parent, self.home):
-            path.mkdir(parents=True, exist_ok=True)
+        """What Pi writes to must exist before the sandbox binds it; all of it private."""
+        private_dirs(self.workspace, self.session_file.parent, self.home)
+        private_file(self.session_file)
 
     def argv(self) -> list[str]:
         """Pi's command line, hermetic: no extensions, skills, templates, themes or context
@@ -94,6 +96,10 @@ def sandbox_argv(config: PiConfig) -> list[str]:
     return sandbox.bubblewrap_argv(
         workspace=config.workspace, writable=writable, config_dir=config.agent_dir
     )
+
+
+def _private_umask() -> None:
+    os.umask(PI_UMASK)
 
 
 class PiError(Exception):
@@ -148,6 +154,9 @@ class PiSession:
                 env=sandbox.scrubbed_env(config.home, config.agent_dir, config.env),
                 limit=LINE_LIMIT,
                 start_new_session=True,  # its own group, so close() reaches the tools it ran
+                # Transcripts and workspace files: the server user's only. (uvloop takes no
+                # ``umask=``; set in the child before exec, it is inherited through bwrap.)
+                preexec_fn=_private_umask,
             )
         except OSError as exc:  # no node, no Pi, an unwritable workspace
             raise PiError(f"cannot start Pi: {exc}") from exc

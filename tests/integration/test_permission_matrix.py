@@ -2,7 +2,10 @@
 
 Callers: anonymous, a non-member, a member, the author of the chat, a house owner, a bot's JWT
 for this stream, a bot's JWT for another stream, an expired JWT, and a member forging authorId.
-No answer, body or header, may ever contain the service secret.
+No answer, body or header, may ever contain the service secret. Routes: posting, deleting and
+reading entries, both stream proxies, thread lists and creation, and (issue 33) uploading and
+fetching files, removing a message's files (its author or an owner), renaming a thread (an
+owner or its starter) and registering a push device.
 """
 
 import json
@@ -10,6 +13,8 @@ import json
 import pytest
 from asgiref.sync import async_to_sync
 from django.test import AsyncClient, Client
+
+from tests.integration.attachments.conftest import files_on_disk  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,6 +39,12 @@ MATRIX = {
     "sandbox_read": [401, 404, 200, 200, 200, 200, 404, 401, 200],
     "list_threads": [401, 200, 200, 200, 200, 403, 403, 401, 200],
     "create_thread": [401, 404, 201, 201, 201, 404, 404, 401, 201],
+    # Issue 33's surfaces: files, their removal by the author, titles, push devices.
+    "upload_file": [401, 404, 201, 201, 201, 403, 404, 401, 201],
+    "fetch_file": [404, 404, 200, 200, 200, 200, 404, 404, 200],  # a bot reads its stream's files
+    "purge_files": [401, 404, 403, 200, 200, 403, 404, 401, 403],
+    "rename_thread": [401, 404, 403, 403, 200, 403, 404, 401, 403],
+    "register_device": [401, 201, 201, 201, 201, 403, 403, 401, 201],
 }
 
 
@@ -68,7 +79,7 @@ def chat_body(world, caller, **extra):
     return json.dumps(body)
 
 
-def call(world, route, caller, client, authored_id):
+def call(world, route, caller, client, authored_id, file_id=""):
     thread = world.thread
     if route == "post_entry":
         return client.post(
@@ -94,6 +105,27 @@ def call(world, route, caller, client, authored_id):
         return client.post(
             "/api/houses/h/threads", json.dumps({"title": "t"}), content_type="application/json"
         )
+    if route == "upload_file":
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        upload = SimpleUploadedFile("n.txt", b"notes", content_type="text/plain")
+        return client.post(f"/api/threads/{thread.id}/attachments", {"file": upload})
+    if route == "fetch_file":
+        return client.get(f"/attachments/{thread.id}/{file_id}/file")
+    if route == "purge_files":
+        return client.delete(f"/api/threads/{thread.id}/entries/{authored_id}/files")
+    if route == "rename_thread":
+        return client.patch(
+            f"/api/threads/{thread.id}",
+            json.dumps({"title": f"renamed by {caller}"}),
+            content_type="application/json",
+        )
+    if route == "register_device":
+        body = {
+            "endpoint": f"https://fcm.googleapis.com/fcm/send/{caller}",
+            "keys": {"p256dh": "BAAA", "auth": "BBBB"},
+        }
+        return client.post("/api/notify/devices", json.dumps(body), content_type="application/json")
     raise AssertionError(route)
 
 
@@ -114,15 +146,30 @@ def read(client, path):
 
 
 def body_of(response) -> bytes:
-    return getattr(response, "body", None) or response.content
+    if getattr(response, "body", None):
+        return response.body
+    if response.streaming:
+        return b"".join(response.streaming_content)
+    return response.content
 
 
 @pytest.mark.parametrize("route", list(MATRIX))
 @pytest.mark.parametrize("caller", CALLERS)
+@pytest.mark.usefixtures("files_on_disk")
 def test_permission_matrix(world, service_secret, route, caller):
-    authored = world.client_for(world.author).post(
+    author = world.client_for(world.author)
+    file_id = ""
+    if route in ("fetch_file", "purge_files"):  # the author's message carries a file
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        upload = SimpleUploadedFile("a.txt", b"a file", content_type="text/plain")
+        file_id = author.post(f"/api/threads/{world.thread.id}/attachments", {"file": upload})
+        file_id = file_id.json()["attachment"]["id"]
+    authored = author.post(
         f"/api/threads/{world.thread.id}/entries",
-        json.dumps({"payload": {"type": "chat", "text": "mine"}}),
+        json.dumps({"payload": {"type": "chat", "text": "mine", "attachments": [file_id]}})
+        if file_id
+        else json.dumps({"payload": {"type": "chat", "text": "mine"}}),
         content_type="application/json",
     )
     reads = route.endswith("_read") or route == "read_stream"
@@ -136,7 +183,7 @@ def test_permission_matrix(world, service_secret, route, caller):
             content_type="application/json",
         )
     else:
-        response = call(world, route, caller, client, authored.json()["entry"]["id"])
+        response = call(world, route, caller, client, authored.json()["entry"]["id"], file_id)
     expected = MATRIX[route][CALLERS.index(caller)]
     content = body_of(response)
     assert response.status_code == expected, content[:300]

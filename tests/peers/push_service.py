@@ -3,7 +3,9 @@
 It takes the encrypted POSTs ``pywebpush`` sends to a subscription's endpoint and records
 them (path, headers, body) without decrypting: ``Subscriber`` holds the keys a browser would
 and decrypts a recorded body the way the browser's push stack does (RFC 8291, aes128gcm).
-A path under ``/gone/`` answers 410, as a service does for an unsubscribed browser.
+A path under ``/gone/`` answers 410, as a service does for an unsubscribed browser; one
+under ``/moved/`` answers 307 to the same name under ``/elsewhere/`` (a service that redirects,
+which the server must not follow).
 """
 
 from __future__ import annotations
@@ -64,8 +66,9 @@ class PushService:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
-    def subscriber(self, name: str, *, gone: bool = False) -> Subscriber:
-        return Subscriber(f"{self.url}/{'gone' if gone else 'push'}/{name}")
+    def subscriber(self, name: str, *, gone: bool = False, moved: bool = False) -> Subscriber:
+        prefix = "gone" if gone else "moved" if moved else "push"
+        return Subscriber(f"{self.url}/{prefix}/{name}")
 
     def to(self, subscriber: Subscriber) -> list[Received]:
         path = subscriber.endpoint.removeprefix(self.url)
@@ -75,6 +78,8 @@ class PushService:
     def take(self, received: Received) -> int:
         with self._lock:
             self.received.append(received)
+        if received.path.startswith("/moved/"):
+            return 307
         return 410 if received.path.startswith("/gone/") else 201
 
     def start(self) -> PushService:
@@ -96,6 +101,8 @@ def _handler_for(service: PushService):
                 Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
             )
             self.send_response(status)
+            if status == 307:
+                self.send_header("Location", self.path.replace("/moved/", "/elsewhere/", 1))
             self.send_header("Content-Length", "0")
             self.end_headers()
 

@@ -39,3 +39,38 @@ SVG = (
     b"<script>alert(1)</script></svg>"
 )
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
+
+
+XMP = b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><GPSLatitude>48,51.29N</GPSLatitude></x:xmpmeta>'
+
+
+def _camera_exif(orientation: int):
+    exif = Image.Exif()
+    exif[0x010F] = "Canon"  # Make
+    exif[0x0110] = "EOS 5D"  # Model
+    exif[0x0112] = orientation
+    gps = exif.get_ifd(0x8825)
+    gps.update({1: "N", 2: (48.0, 51.0, 29.0), 3: "E", 4: (2.0, 17.0, 40.0)})
+    return exif
+
+
+def photo(fmt: str = "JPEG", orientation: int = 1) -> bytes:
+    """A 40×20 picture, red with a blue top-left corner, as a camera writes it: EXIF with
+    a GPS position, make and model, XMP, and (JPEG, PNG) a comment."""
+    from PIL import PngImagePlugin
+
+    image = Image.new("RGB", (40, 20), (255, 0, 0))
+    image.paste((0, 0, 255), (0, 0, 10, 10))
+    out = io.BytesIO()
+    extra: dict = {"exif": _camera_exif(orientation).tobytes()}
+    if fmt == "JPEG":
+        extra |= {"comment": b"taken at home", "xmp": XMP, "quality": 95}
+    elif fmt == "PNG":
+        info = PngImagePlugin.PngInfo()
+        info.add_text("Comment", "taken at home")
+        info.add_itxt("XML:com.adobe.xmp", XMP.decode())
+        extra["pnginfo"] = info
+    else:
+        extra |= {"xmp": XMP, "lossless": True}
+    image.save(out, fmt, **extra)
+    return out.getvalue()

@@ -1,5 +1,6 @@
-"""Arbitrary JSON and arbitrary bytes against every JSON write route and the stream proxy:
-never a 5xx, and a refused request appends nothing."""
+"""Arbitrary JSON and arbitrary bytes against every JSON write route and the stream proxy,
+malformed multipart uploads and push endpoints: never a 5xx, and a refused request appends
+nothing."""
 
 import json
 
@@ -8,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from houses.models import Agent, Membership
+from tests.integration.attachments.conftest import files_on_disk  # noqa: F401 (a fixture)
 from tests.integration.robustness.conftest import log_bytes
 from threads.models import Thread
 
@@ -148,3 +150,78 @@ def test_odd_offsets_on_both_read_proxies_never_fail_the_server(world, offset, l
     ):
         response = client.get(f"{path}?{urlencode(query)}")
         assert response.status_code < 500, response.content
+
+
+multipart_parts = st.fixed_dictionaries(
+    {
+        "boundary": st.text(
+            st.characters(min_codepoint=1, max_codepoint=0x2FF), min_size=0, max_size=300
+        )
+        | st.just("b" * 5000),
+        "name": st.text(max_size=300) | st.just("n" * 5000),
+        "headers": st.lists(
+            st.text(st.characters(min_codepoint=32, max_codepoint=0x2FF), max_size=60),
+            max_size=600,
+        ),
+        "cut": st.integers(min_value=0, max_value=400),
+    }
+)
+
+
+@pytest.mark.usefixtures("files_on_disk")
+@FUZZ
+@given(part=multipart_parts)
+def test_malformed_multipart_uploads_never_fail_the_server(world, part, caplog):
+    """Odd boundaries, file names and part headers: a 4xx or a stored upload, never a 5xx,
+    never a logged traceback (issue 33)."""
+    boundary = part["boundary"]
+    head = "".join(f"{h}\r\n" for h in part["headers"])
+    raw = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{part["name"]}"'
+        f"\r\n{head}\r\nhello\r\n--{boundary}--\r\n"
+    ).encode("utf-8", "surrogatepass")
+    raw = raw[: len(raw) - part["cut"]] if part["cut"] else raw
+    client = world.token_client(world.member)
+    caplog.clear()
+    try:
+        content_type = f"multipart/form-data; boundary={boundary}"
+        response = client.generic(
+            "POST", f"/api/threads/{world.thread.id}/attachments", raw, content_type=content_type
+        )
+    except ValueError:  # the test client itself refuses some header values
+        return
+    assert response.status_code < 500, response.content
+    if response.status_code >= 400:
+        assert isinstance(response.json()["error"], str)
+    assert not [r for r in caplog.records if r.exc_info], response.content
+
+
+@FUZZ
+@given(
+    endpoint=st.text(max_size=80).map(lambda t: "https://" + t)
+    | st.builds(
+        lambda a, b: f"https://{a}@fcm.googleapis.com/{b}",
+        st.text(max_size=20),
+        st.text(max_size=20),
+    )
+    | st.builds(
+        lambda a, sep: f"https://{a}{sep}fcm.googleapis.com/x",
+        st.text(max_size=20),
+        st.sampled_from(["\\@", "%2f@", "%5c@", "\t@", "#@", "?@", "/@", "\\", ";@", ":@"]),
+    )
+)
+def test_a_push_endpoint_is_taken_only_as_the_sender_reads_it(world, endpoint, settings):
+    """Whatever the endpoint, never a 5xx; one that is taken is connected to, by the client
+    that sends pushes, on the very host the allow-list approved (issue 33)."""
+    from urllib.parse import urlsplit
+
+    from urllib3.util import parse_url
+
+    settings.PUSH_SERVICE_HOSTS = ["fcm.googleapis.com"]
+    body = {"endpoint": endpoint, "keys": {"p256dh": "BAAA", "auth": "BBBB"}}
+    response = world.token_client(world.member).post(
+        "/api/notify/devices", json.dumps(body), content_type="application/json"
+    )
+    assert response.status_code in (201, 400), response.content
+    if response.status_code == 201:
+        assert parse_url(endpoint).host == urlsplit(endpoint).hostname == "fcm.googleapis.com"
