@@ -22,6 +22,7 @@ from django.db.models import Q
 import notify.outbox
 import search.index
 from arbe_site.events import send_to_group
+from ops import metrics
 from streams.client import (
     AsyncDurableStreamClient,
     DurableStreamClient,
@@ -146,6 +147,7 @@ def after_append(
     locate_chat(thread_id, entries, next_offset, note_append(thread_id, entries, next_offset))
     reactions.note(thread_id, entries)
     search.index.after_append(thread_id, entries)
+    metrics.after_append(entries)  # counts by type; the search index's lag (ops/metrics.py)
     # A status write announces the row itself; otherwise recency does, so the house list
     # follows new entries too.
     throttle.bump(thread_id, max(e.ts for e in entries), announce=not moves_status(entries))
