@@ -106,3 +106,19 @@ def test_a_wake_carries_the_request_id_and_a_bad_one_is_dropped():
         assert context.current().thread == "t_1"
     with context.from_wake({"request_id": "evil\nline"}, "t_1"):
         assert context.pi_environment() == {}
+
+
+def test_check_restore_names_each_difference_and_nothing_when_equal():
+    from ops.restore_check import Counts, differences
+
+    live = Counts(
+        {"houses": 2, "threads": 3}, {"arbe-thread-a": (5, "e5"), "arbe-thread-b": (2, "e2")}, 4
+    )
+    assert differences(live, Counts(dict(live.tables), dict(live.streams), 4)) == []
+    copy = Counts({"houses": 2, "threads": 2}, {"arbe-thread-a": (4, "e4")}, 3)
+    assert differences(live, copy) == [
+        "threads: 3 here, 2 in the copy",
+        "arbe-thread-a: 5 entries (last e5) here, 4 entries (last e4) in the copy",
+        "arbe-thread-b: 2 entries (last e2) here, no thread in the copy",
+        "attachment files: 4 here, 3 in the copy",
+    ]
