@@ -77,8 +77,8 @@ class Redact(logging.Filter):
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
+            # Formatters print a cached exc_text rather than formatting exc_info again.
             record.exc_text = redact(record.exc_text, self._secrets)
-        record.exc_info = None  # formatted (and redacted) once, above
         return True
 
 

@@ -1,11 +1,14 @@
 """Back up a running arbe stack, restore it into a scratch stack, and check the copy.
 
-    python scripts/backup_restore.py --out DIR [--streams-dir DIR] [--keep]
+    python scripts/backup_restore.py [all|backup|check] --out DIR [--streams-dir DIR] [--keep]
 
 The stack is the one this environment names, as for ``manage.py``: ``DATABASE_URL``
 (PostgreSQL), ``DURABLE_STREAMS_URL``/``DURABLE_STREAMS_SECRET`` and ``ARBE_VAR_DIR``
 (attachments on the filesystem). ``--streams-dir`` is the reference Node server's data
 directory; without it the streams are taken to live in the database (``serve_streams``).
+That server's files are a consistent copy only while it is stopped (or from a volume
+snapshot): stop it for ``backup``, start it again, then ``check``. With the streams in the
+database, ``pg_dump`` alone is consistent and ``all`` runs both phases on a live stack.
 
 1. backup into ``--out``: ``pg_dump -Fc`` of the database first, then the stream
    server's files, then the attachments directory (in that order: a log may run ahead of
@@ -38,10 +41,16 @@ sys.path.insert(0, str(ROOT))
 from tests.peers.ports import free_port, stop, wait_for_port  # noqa: E402
 from tests.peers.postgres import PostgresCluster  # noqa: E402
 
+PARTS = {
+    "database": "database.dump",
+    "streams": "streams.tar.gz",
+    "attachments": "attachments.tar.gz",
+}
+
 
 def backup(out: Path, env: dict[str, str], streams_dir: Path | None) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
-    made = {"database": out / "database.dump"}
+    made = {"database": out / PARTS["database"]}
     pg_dump = _pg_tool("pg_dump")
     subprocess.run(
         [pg_dump, "--format=custom", "--no-owner", "--file", str(made["database"]),
@@ -49,10 +58,10 @@ def backup(out: Path, env: dict[str, str], streams_dir: Path | None) -> dict[str
         check=True,
     )  # fmt: skip
     if streams_dir is not None:
-        made["streams"] = _tar(out / "streams.tar.gz", streams_dir)
+        made["streams"] = _tar(out / PARTS["streams"], streams_dir)
     attachments = Path(env["ARBE_VAR_DIR"]) / "attachments"
     if attachments.is_dir():
-        made["attachments"] = _tar(out / "attachments.tar.gz", attachments)
+        made["attachments"] = _tar(out / PARTS["attachments"], attachments)
     return made
 
 
@@ -129,7 +138,11 @@ def _manage(env: dict[str, str], *args: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, type=Path, help="where the backup goes")
+    parser.add_argument(
+        "phase", nargs="?", choices=("all", "backup", "check"), default="all",
+        help="backup, then check (the default); or one of them",
+    )  # fmt: skip
+    parser.add_argument("--out", required=True, type=Path, help="the backup's directory")
     parser.add_argument("--streams-dir", type=Path, help="the reference server's data dir")
     parser.add_argument("--keep", action="store_true", help="keep the scratch files")
     args = parser.parse_args(argv)
@@ -137,9 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("DATABASE_URL", "ARBE_VAR_DIR"):
         if not env.get(name):
             parser.error(f"{name} must name the stack to back up")
-    made = backup(args.out, env, args.streams_dir)
-    print("backup: " + ", ".join(f"{k} {v}" for k, v in made.items()), flush=True)
-    print(restore_and_check(made, env, args.keep), end="", flush=True)
+    if args.phase in ("all", "backup"):
+        made = backup(args.out, env, args.streams_dir)
+        print("backup: " + ", ".join(f"{k} {v}" for k, v in made.items()), flush=True)
+    if args.phase in ("all", "check"):
+        made = {k: args.out / v for k, v in PARTS.items() if (args.out / v).exists()}
+        if "database" not in made:
+            parser.error(f"no backup in {args.out}")
+        print(restore_and_check(made, env, args.keep), end="", flush=True)
     return 0
 
 

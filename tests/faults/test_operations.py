@@ -191,10 +191,20 @@ def test_a_backup_restores_into_a_scratch_stack_that_check_restore_finds_equal(
     )
     assert upload.status_code == 201, upload.text
     quiet(cluster, world)  # a copy is compared with a quiet instance (docs/operations.md)
+    script = [sys.executable, "scripts/backup_restore.py"]
+    out = ["--out", str(tmp_path / "backup"), "--streams-dir", str(cluster.var_dir / "streams")]
+    cluster.streams.stop()  # the reference server's files are consistent while it is stopped
+    try:
+        done = subprocess.run(
+            [*script, "backup", *out], cwd=ROOT, env=cluster.env, capture_output=True,
+            text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    finally:
+        cluster.streams.start()
     done = subprocess.run(
-        [sys.executable, "scripts/backup_restore.py", "--out", str(tmp_path / "backup"),
-         "--streams-dir", str(cluster.var_dir / "streams")],
-        cwd=ROOT, env=cluster.env, capture_output=True, text=True, timeout=300,
+        [*script, "check", *out], cwd=ROOT, env=cluster.env, capture_output=True, text=True,
+        timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     matched = done.stdout.splitlines()[-1]
