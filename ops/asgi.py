@@ -17,6 +17,7 @@ from django.conf import settings
 from ops import context, endpoints, metrics
 
 access = logging.getLogger("arbe.access")
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 def _header(scope, name: bytes) -> str:
@@ -61,6 +62,7 @@ def observed_http(app):
             elapsed = time.monotonic() - started
             route = fields.route or _fallback_route(path)
             method = scope.get("method", "")
+            method = method if method in METHODS else "other"  # a label a client can't grow
             metrics.REQUESTS.labels(route, method, str(status or 0)).inc()
             metrics.REQUEST_SECONDS.labels(route).observe(elapsed)
             if json_lines:

@@ -1,5 +1,6 @@
 """Django's share of the request context (``ops.context``): the route, house and thread a
 view is about to serve, and, once it answered, the user it served, when the view looked.
+The route is the URL's name, resolved before any middleware's ``process_view``.
 
 No query of its own: the user is read only if the request already loaded it."""
 
@@ -28,24 +29,36 @@ class RequestContext:
         if self.is_async:
             return self._call_async(request)
         response = self.get_response(request)
-        _bind_user(request)
+        _after(request)
         return response
 
     async def _call_async(self, request):
         response = await self.get_response(request)
-        _bind_user(request)
+        _after(request)
         return response
 
     def _process_view(self, request, view_func, view_args, view_kwargs):
-        match = request.resolver_match
-        context.bind(
-            route=match.view_name if match else "",
-            house=str(view_kwargs.get("slug") or ""),
-            thread=str(view_kwargs.get("thread_id") or ""),
-        )
+        _bind_route(request)
 
     async def _process_view_async(self, request, view_func, view_args, view_kwargs):
         self._process_view(request, view_func, view_args, view_kwargs)
+
+
+def _bind_route(request) -> None:
+    match = getattr(request, "resolver_match", None)
+    if match is not None:
+        context.bind(
+            route=match.view_name,
+            house=str(match.kwargs.get("slug") or ""),
+            thread=str(match.kwargs.get("thread_id") or ""),
+        )
+
+
+def _after(request) -> None:
+    """Once answered: the route again (a middleware before this one, CSRF for one, may have
+    answered before any view was called), and the user."""
+    _bind_route(request)
+    _bind_user(request)
 
 
 def _bind_user(request) -> None:

@@ -114,3 +114,16 @@ async def test_a_workers_health_port_answers_the_same_with_the_lease_table(setti
     finally:
         server.close()
         await server.wait_closed()
+
+
+async def test_labels_stay_bounded_whatever_a_client_sends(client):
+    await client.request("BREW", "/login/")
+    await client.get(f"/no/such/page/{'x' * 50}")
+    labels = {
+        (s.labels.get("route"), s.labels.get("method"))
+        for m in REGISTRY.collect()
+        if m.name == "arbe_http_requests"
+        for s in m.samples
+    }
+    assert ("login", "other") in labels and ("unmatched", "GET") in labels
+    assert not any(method == "BREW" or "xxxx" in route for route, method in labels)
