@@ -42,7 +42,8 @@ def add_database(url: str) -> str:
     return OTHER
 
 
-def count(alias: str, client, attachments_dir: Path | None) -> Counts:
+def count(alias: str, reader, attachments_dir: Path | None) -> Counts:
+    """Counts in the database ``alias`` and, for its threads, the logs ``reader`` reads."""
     from django.contrib.auth import get_user_model
 
     from attachments.models import Attachment
@@ -61,7 +62,7 @@ def count(alias: str, client, attachments_dir: Path | None) -> Counts:
     for thread_id in Thread.objects.using(alias).order_by("pk").values_list("pk", flat=True):
         name = stream_name_for(thread_id)
         try:
-            messages = client.catch_up(name).messages or ()
+            messages = reader.catch_up(name).messages or ()
         except StreamNotFound:
             counts.streams[name] = (-1, "")  # a thread whose log is missing
             continue

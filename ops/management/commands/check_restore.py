@@ -27,15 +27,15 @@ class Command(BaseCommand):
         parser.add_argument("--other-attachments", default="", help="the copy's files (a dir)")
 
     def handle(self, *args, **options):
-        from streams.client import DurableStreamClient, service_client
+        from threads.log import log_reader, log_reader_at
 
         alias = restore_check.add_database(options["other_database"])
         secret = options["other_streams_secret"] or settings.DURABLE_STREAMS_SECRET
-        other_client = DurableStreamClient(options["other_streams_url"], secret=secret)
+        other_reader = log_reader_at(options["other_streams_url"], secret)
         here_dir = _local_attachments()
         there_dir = Path(options["other_attachments"]) if options["other_attachments"] else None
-        here = restore_check.count("default", service_client(), here_dir if there_dir else None)
-        there = restore_check.count(alias, other_client, there_dir)
+        here = restore_check.count("default", log_reader(), here_dir if there_dir else None)
+        there = restore_check.count(alias, other_reader, there_dir)
         found = restore_check.differences(here, there)
         if found:
             raise CommandError("the copy differs:\n  " + "\n  ".join(found))
