@@ -14,9 +14,9 @@ The request id travels on: into a wake's message (``carried``), into Pi's enviro
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import re
 import uuid
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 # Sane incoming ids only: a proxy's UUID, a trace id. Anything else is replaced, so a
@@ -34,7 +34,9 @@ class Fields:
     route: str = ""
 
 
-_current: ContextVar[Fields | None] = ContextVar("arbe_ops_fields", default=None)
+_current: contextvars.ContextVar[Fields | None] = contextvars.ContextVar(
+    "arbe_ops_fields", default=None
+)
 
 
 def current() -> Fields | None:
@@ -94,8 +96,6 @@ def from_wake(message: dict, thread: str = ""):
 def wake_context(thread: str = ""):
     """A copy of the current context for work handed to another loop in this process
     (``loop.call_soon_threadsafe(..., context=wake_context(thread))``)."""
-    import contextvars
-
     with from_wake(carried(), thread):
         return contextvars.copy_context()
 
