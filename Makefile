@@ -66,9 +66,11 @@ test-stack: deps system-dep-postgresql system-dep-redis-server
 	$(PY) -m tests.peers.stack -- $(PYTEST) -n $(TEST_WORKERS) tests/integration
 
 # Two Daphnes and two backstage workers as separate processes on PostgreSQL, Redis and the
-# reference stream server: what only crosses processes (tests/faults/test_across_processes.py).
+# reference stream server: what only crosses processes (tests/faults/test_across_processes.py),
+# and operating that layout: readiness, metrics, JSON logs, a backup restored and checked
+# (tests/faults/test_operations.py, docs/operations.md).
 test-cluster: deps system-dep-postgresql system-dep-redis-server system-dep-chromium
-	$(PYTEST) tests/faults/test_across_processes.py
+	$(PYTEST) tests/faults/test_across_processes.py tests/faults/test_operations.py
 	@# Browsers in a pytest process of their own (Playwright's loop breaks async tests).
 	$(PYTEST) tests/e2e/cluster -p no:asyncio -W ignore::pytest.PytestConfigWarning
 
@@ -80,7 +82,8 @@ test-cluster: deps system-dep-postgresql system-dep-redis-server system-dep-chro
 FAULTS_SIZE ?= full
 faults: deps system-dep-postgresql system-dep-redis-server
 	ARBE_FAULTS_SIZE=$(FAULTS_SIZE) $(PYTEST) tests/faults -p no:randomly \
-		$(if $(filter ci,$(FAULTS_SIZE)),--ignore=tests/faults/test_across_processes.py)
+		$(if $(filter ci,$(FAULTS_SIZE)),--ignore=tests/faults/test_across_processes.py \
+			--ignore=tests/faults/test_operations.py)
 
 # The official Durable Streams conformance suite against the embedded server, SQLite and Postgres.
 conformance: deps system-dep-postgresql

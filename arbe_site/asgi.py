@@ -25,6 +25,7 @@ from boards.routing import websocket_urlpatterns as board_websocket_urlpatterns 
 from dispatch.backstage import start_with_web  # noqa: E402
 from houses.consumers import HouseConsumer  # noqa: E402
 from houses.home_socket import HomeConsumer  # noqa: E402
+from ops.asgi import observed_http, observed_websocket  # noqa: E402
 from streams.server import create_app as create_streams_app  # noqa: E402
 from threads.consumers import ThreadConsumer  # noqa: E402
 
@@ -47,9 +48,10 @@ async def http_app(scope, receive, send):
 
 application = ProtocolTypeRouter(
     {
-        "http": http_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        # Probes, request ids, metrics and access lines wrap everything (ops/asgi.py).
+        "http": observed_http(http_app),
+        "websocket": observed_websocket(
+            AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
         ),
     }
 )

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "attachments",
     "cli",
     "notify",
+    "ops",
 ]
 
 MIDDLEWARE = [
@@ -61,6 +62,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "ops.middleware.RequestContext",  # route, house, thread, user for logs and metrics
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -379,11 +381,29 @@ PUSH_ALLOW_HTTP = False  # tests only: their loopback push service speaks http
 # every django.* record a second time on its way to root. One line per request is Daphne's
 # access line; ClientErrorFilter (arbe_site/logs.py) keeps 4xx out of django.request and their
 # tracebacks out of django.security. docs/security.md has the policy.
+# LOG_FORMAT=json: one JSON object per line with request id, user, house and thread (ops/logs.py);
+# both formats redact this install's secrets and anything shaped like a credential.
+LOG_FORMAT = env_str("LOG_FORMAT", "text").strip().lower()
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured("LOG_FORMAT is text or json")
+from ops.logs import logging_config  # noqa: E402
+
+_log_shapes = logging_config(LOG_FORMAT, env_str("LOG_LEVEL", "INFO"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"client_errors": {"()": "arbe_site.logs.ClientErrorFilter"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["client_errors"]}},
+    "formatters": _log_shapes["formatters"],
+    "filters": {
+        "client_errors": {"()": "arbe_site.logs.ClientErrorFilter"},
+        **_log_shapes["filters"],
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "arbe",
+            "filters": ["client_errors", "context", "redact"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         "django": {"handlers": [], "level": "INFO", "propagate": True},
@@ -394,4 +414,7 @@ LOGGING = {
         "axes": {"level": "WARNING"},
     },
 }
+# /metrics (every web process; a worker's --health-port) answers only "Authorization: Bearer
+# <METRICS_TOKEN>"; unset, it is 404. docs/operations.md, "Metrics".
+METRICS_TOKEN = env_str("METRICS_TOKEN")
 # --- end logging -----------------------------------------------------------------------------

@@ -9,6 +9,7 @@ standard loop. The embedded backstage thread's loop comes from the same policy. 
 docs/performance.md (the fan-out's p50 at 1,000 sockets).
 """
 
+import os
 import sys
 
 from arbe_site.runtime import use_uvloop
@@ -16,7 +17,14 @@ from arbe_site.runtime import use_uvloop
 
 def main() -> None:
     use_uvloop()
+    from daphne import cli
     from daphne.cli import CommandLineInterface
+
+    if os.environ.get("LOG_FORMAT", "").strip().lower() == "json":
+        # Daphne prints NCSA lines straight to stdout; JSON logs get theirs from ops.asgi.
+        from ops.logs import JsonAccessLog
+
+        cli.AccessLogGenerator = JsonAccessLog
 
     sys.argv[0] = "daphne"  # its usage line names the program whose arguments these are
     CommandLineInterface.entrypoint()

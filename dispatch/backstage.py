@@ -29,6 +29,8 @@ from django.conf import settings
 from arbe_site.concurrency import in_thread
 from dispatch import thread_leases
 from dispatch.holding import DIRECTOR_CHANNEL, ThreadHolding, lease_s
+from ops import metrics
+from ops.context import carried, wake_context
 
 logger = logging.getLogger(__name__)
 SWEEP_LEASE = "backstage-sweep"
@@ -127,7 +129,7 @@ class Backstage(ThreadHolding):
         """Thread-safe: ask for a director pass over ``thread_id``."""
         if self.loop is None:
             self.start_in_thread()
-        self.loop.call_soon_threadsafe(self.schedule, thread_id)
+        self.loop.call_soon_threadsafe(self.schedule, thread_id, context=wake_context(thread_id))
 
     def schedule(self, thread_id: str) -> None:
         """On the loop: ask for a pass; whoever holds the thread (any worker) runs it."""
@@ -214,6 +216,7 @@ class Backstage(ThreadHolding):
         for thread_id in await in_thread(repair_owed):
             self.schedule(thread_id)
         count = await in_thread(sweep)
+        metrics.swept(count, orphaned)
         # A wake lost on its way (Redis down, a worker killed before its pass) leaves a
         # message waiting and the thread working: a pass over each settles what is owed.
         # Passes are idempotent, and a held thread only marks its holder to pass again.
@@ -255,7 +258,7 @@ def start_with_web() -> None:
 def wake(thread_id: str) -> None:
     """Where a wake goes: this process's engine, or the workers over the channel layer."""
     if settings.BACKSTAGE == "worker":
-        _send({"type": "director.wake", "thread": thread_id})
+        _send({"type": "director.wake", "thread": thread_id, **carried()})
     else:
         _backstage.wake(thread_id)
 

@@ -52,6 +52,7 @@ class Conversation:
     agent_dir: Path
     env: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)
+    asked_since_ms: int = 0  # the newest message answered was posted then (ops.metrics)
 
     def render(self, messages: list[Entry]) -> str:
         """Messages as "[Name]: text" paragraphs; the bot's own are labelled as its own.
@@ -120,6 +121,7 @@ def load_conversation(start: StartReply) -> Conversation:
     # What the bot answers: the messages it was started for, never its own, never deleted.
     wanted = set(start.entry_ids)
     to_answer = [m for m in chat if m.id in wanted and m.authorId != bot.id]
+    convo.asked_since_ms = max((m.ts for m in to_answer), default=0)
     if session_file.exists():
         unseen = [m for m in chat if m.id not in seen and m.authorId != bot.id]
         convo.prompt = convo.render(unseen or to_answer)

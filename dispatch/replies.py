@@ -33,6 +33,7 @@ from dispatch.pi.events import ToolExecutionEnd, ToolExecutionStart
 from dispatch.pi.process import PiConfig, PiError, PiSession
 from dispatch.pi.providers import config_problem
 from dispatch.traces import observer
+from ops import metrics
 from threads.entries import (
     Chat,
     DispatchFailed,
@@ -116,7 +117,8 @@ async def run_reply(start: StartReply, fence=None, resume: str | None = None) ->
             spend = add_spend(spend, spend_of(result.messages))  # failed attempts cost too
             if result.ok:
                 try:
-                    await _finish(convo, dispatch_id, writer, result, spend, start.entry_ids)
+                    with metrics.REPLY_VISIBLE_SECONDS.time():  # the model's last word → log
+                        await _finish(convo, dispatch_id, writer, result, spend, start.entry_ids)
                 finally:
                     if result.closing is not None:
                         await result.closing
@@ -192,6 +194,7 @@ async def _attempt(
         prepared = EnvironmentPrepared(agentId=convo.bot.id, isolation=session.isolation)
         await writer.append(convo.stream, new_entry(prepared, author=convo.bot.id))
         await session.prompt(attempt_prompt(convo, steering))
+        metrics.model_asked(convo.asked_since_ms)
         async with asyncio.timeout(settings.DISPATCH_REPLY_CAP_S):
             events = session.events()
             tools: set[str] = set()  # tool calls open now

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from houses.names import one_line
 from notify.models import Channel, Notice, NotifySettings, ThreadMode, ThreadNotify
+from ops import metrics
 from threads.models import EntryLocation, Thread, ThreadRead
 
 logger = logging.getLogger(__name__)
@@ -76,11 +77,13 @@ def _send_claimed(user_id: int, claim: str) -> bool:
         return False
     except Exception as exc:  # the mail server is down: try again later
         logger.warning("notify: email to user %s failed: %s", user_id, type(exc).__name__)
+        metrics.notified("email", False)
         Notice.objects.filter(pk__in=[n.pk for n in live]).update(
             state=Notice.State.QUEUED, due_at=timezone.now() + timedelta(seconds=RETRY_S)
         )
         return False
     Notice.objects.filter(pk__in=[n.pk for n in live]).update(state=Notice.State.SENT)
+    metrics.notified("email", True)
     return True
 
 

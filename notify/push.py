@@ -18,6 +18,7 @@ from pywebpush import WebPushException, webpush
 from notify.endpoints import BadEndpoint, check_endpoint
 from notify.keys import vapid
 from notify.models import PushDevice
+from ops import metrics
 
 logger = logging.getLogger(__name__)
 GONE = {404, 410}
@@ -43,8 +44,9 @@ def send_to_user(user_id: int, message: dict) -> int:
     data = json.dumps(message)
     sent = 0
     for device in PushDevice.objects.filter(user_id=user_id):
-        if send(device, data):
-            sent += 1
+        took = send(device, data)
+        metrics.notified("push", took)
+        sent += took
     return sent
 
 

@@ -81,6 +81,11 @@ def log_reader() -> LogReader:
         return _reader
 
 
+def log_reader_at(url: str, secret: str) -> LogReader:
+    """A reader of another stream server: a restored copy (``manage.py check_restore``)."""
+    return LogReader(DurableStreamClient(url, secret=secret))
+
+
 _async_readers = per_loop(lambda: AsyncLogReader(async_service_client()))
 
 

@@ -15,6 +15,7 @@ import logging
 import threading
 from collections.abc import Sequence
 
+from ops import metrics
 from streams.client import (
     AsyncDurableStreamClient,
     DurableStreamClient,
@@ -44,6 +45,7 @@ def after_append(
         return
     from threads import seam
 
+    metrics.appended(entries)  # entries, posts and replies by type (ops/metrics.py)
     seam.after_append(thread_id, entries, next_offset)
 
 

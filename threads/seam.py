@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 import notify.inbox
 import notify.outbox
 import search.index
+from ops import metrics
 from threads import reactions
 from threads.chat_index import locate_chat
 from threads.entries import Chat, Entry, EntryDeleted, decode_entries, encode_entry
@@ -56,6 +57,7 @@ def _chat_index(
 
 def _search(thread_id: str, entries: Sequence[Entry], next_offset: str | None, run: dict) -> None:
     search.index.after_append(thread_id, entries)
+    metrics.indexed(entries)  # the search index's lag
 
 
 def _recency(thread_id: str, entries: Sequence[Entry], next_offset: str | None, run: dict) -> None:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from asgiref.sync import sync_to_async
 
 from arbe_site.per_loop import per_loop
+from ops import metrics
 from threads.current import bot_ids, child_records, entries_for_view
 from threads.fragments import Names, entry_fragments, house_names, now_panel, offset_marker
 from threads.log import async_log_reader
@@ -191,7 +192,8 @@ class ThreadTail:
                 async for result in self.hub.reader.tail(name, self.offset):
                     failures = 0
                     entries = await off_loop(readable, result.messages or (), name)
-                    await self.publish(entries, result.next_offset)
+                    with metrics.FANOUT_SECONDS.time():  # read → handed to every socket
+                        await self.publish(entries, result.next_offset)
                 return  # the stream was closed: nothing more will come
             except asyncio.CancelledError:
                 raise
@@ -274,6 +276,7 @@ class TailHub:
 
 
 _hubs = per_loop(TailHub)
+metrics.TAILS.set_function(lambda: sum(h.tail_count for h in list(_hubs.made.values())))
 
 
 def hub() -> TailHub:

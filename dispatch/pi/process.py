@@ -29,6 +29,7 @@ from typing import Any
 from dispatch.pi import sandbox
 from dispatch.pi.events import PiEvent, ProtocolError, Response, decode_event, placeholder_event
 from dispatch.pi.layout import private_dirs, private_file
+from ops import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -161,6 +162,7 @@ class PiSession:
         except OSError as exc:  # no node, no Pi, an unwritable workspace
             raise PiError(f"cannot start Pi: {exc}") from exc
         session = cls(config, proc, isolation)
+        metrics.pi_started(session)
         try:
             reply = await session._command({"type": "get_state"}, timeout=START_TIMEOUT)
         except BaseException:

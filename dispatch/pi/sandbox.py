@@ -18,6 +18,7 @@ from pathlib import Path
 from django.conf import settings
 
 from dispatch.pi.config import PI_CLI, PI_PACKAGE_DIR
+from ops.context import pi_environment
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ def scrubbed_env(home: Path, agent_dir: Path, extra: Mapping[str, str]) -> dict[
         "PI_OFFLINE": "1",
         "PI_TELEMETRY": "0",
         "PI_SKIP_VERSION_CHECK": "1",
+        **pi_environment(),  # ARBE_REQUEST_ID: the request that caused this reply (ops)
     }
     return {**extra, **base}
 

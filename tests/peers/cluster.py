@@ -29,7 +29,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.peers.ports import free_port, stop, wait_for_port
+from tests.peers.ports import free_port, stop, wait_for_port, wait_ready
 from tests.peers.postgres import PostgresCluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,6 +164,13 @@ class Cluster:
             proc.start(wait=False)
         for proc in self.web:
             wait_for_port(proc.port, timeout=60, proc=proc.popen)
+        self.wait_ready()
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Every web process's and worker's ``/readyz`` answers 200 (each dependency up)."""
+        for proc in [*self.web, *self.workers]:
+            if proc.alive:
+                wait_ready(proc.url, timeout=timeout, proc=proc.popen)
 
     def stop(self) -> None:
         for proc in [*self.workers, *self.web, self.streams, self.redis]:
@@ -242,8 +249,12 @@ class Cluster:
         return Proc(f"web{n}", argv, dict(self.env), self.var_dir / f"web{n}.log", port)
 
     def _worker(self, n: int) -> Proc:
-        argv = [sys.executable, "manage.py", "backstage", "--interval", str(self.sweep_s)]
-        return Proc(f"worker{n}", argv, dict(self.env), self.var_dir / f"worker{n}.log")
+        port = free_port()  # its health port: /healthz, /readyz, /metrics
+        argv = [
+            sys.executable, "manage.py", "backstage", "--interval", str(self.sweep_s),
+            "--health-port", str(port),
+        ]  # fmt: skip
+        return Proc(f"worker{n}", argv, dict(self.env), self.var_dir / f"worker{n}.log", port)
 
     # -- helpers -----------------------------------------------------------------------
 

@@ -41,3 +41,25 @@ def stop(proc: subprocess.Popen, timeout: float = 10.0) -> None:
     except subprocess.TimeoutExpired:
         sender(signal.SIGKILL)
         proc.wait(5)
+
+
+def wait_ready(url: str, timeout: float = 60.0, proc: subprocess.Popen | None = None) -> dict:
+    """Poll ``url``'s ``/readyz`` until it answers 200; return its JSON. Fails with the
+    last answer (which names the failing dependency) after ``timeout`` seconds."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    deadline, last = time.monotonic() + timeout, "no answer"
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process {proc.pid} exited with {proc.returncode} before ready")
+        try:
+            with urllib.request.urlopen(f"{url}/readyz", timeout=5) as answer:
+                return json.loads(answer.read())
+        except urllib.error.HTTPError as exc:
+            last = exc.read().decode(errors="replace")
+        except OSError as exc:
+            last = type(exc).__name__
+        time.sleep(0.1)
+    raise TimeoutError(f"{url}/readyz not ready within {timeout}s: {last}")

@@ -79,6 +79,11 @@ class PostgresCluster:
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
         self.port = free_port()
+        self._spawn()
+        return self
+
+    def _spawn(self) -> None:
+        data = os.path.join(self.tmp, "data")
         options = [
             "-c", "listen_addresses=127.0.0.1", "-p", str(self.port), "-k", self.tmp,
             "-c", "max_connections=200", "-c", "shared_buffers=64MB",
@@ -92,7 +97,17 @@ class PostgresCluster:
             start_new_session=True,
         )
         self._wait_ready()
-        return self
+
+    def halt(self) -> None:
+        """Stop the server (fast shutdown, by the postmaster's PID) and keep its data, so
+        ``resume()`` brings it back on the same port (a database outage in a test)."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.postmaster_pid() or self.proc.pid, signal.SIGINT)
+            self.proc.wait(30)
+
+    def resume(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            self._spawn()
 
     def _wait_ready(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
