@@ -154,7 +154,7 @@ def test_a_failing_step_does_not_stop_the_steps_after_it(world, monkeypatch):
     entry_id = post(world, "still noted").json()["entry"]["id"]
     owed = SeamRepair.objects.get(thread=world.thread)
     # What reads the count waits for it; the rest ran.
-    assert owed.steps == ["unread", "chat_index", "notify"]
+    assert owed.steps == ["unread", "chat_index", "notify", "inbox"]
     assert SeamRepair.objects.count() == 1
     assert SearchDoc.objects.filter(entry_id=entry_id).exists()
     assert Thread.objects.get(pk=world.thread.pk).status_message.startswith("Deciding")
