@@ -32,12 +32,20 @@ async def thread_socket(world):
 
 
 async def joined(group: str) -> None:
-    """Wait until a socket has joined ``group`` (the in-memory layer the tests run on)."""
+    """Wait until a socket has joined ``group``, on the in-memory layer (its ``groups``) or on
+    Redis (the group's sorted set, as channels_redis keeps it)."""
     from channels.layers import get_channel_layer
 
     layer = get_channel_layer()
+
+    async def members() -> int:
+        if hasattr(layer, "groups"):
+            return len(layer.groups.get(group) or {})
+        redis = layer.connection(layer.consistent_hash(group))
+        return await redis.zcard(layer._group_key(group))
+
     for _ in range(1000):
-        if layer.groups.get(group):
+        if await members():
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"nobody joined {group}")
