@@ -132,7 +132,7 @@ def page_facts(house, user) -> PageFacts:
         House.objects.filter(pk=house.pk)
         .annotate(
             has_board=Exists(hosts.objects.filter(house=OuterRef("pk"))),
-            unread=Subquery(unread_sum(user, OuterRef("pk"))),
+            unread=unread_sum(user, OuterRef("pk")),
             me_name=Subquery(Agent.objects.filter(user=user).values("display_name")[:1]),
         )
         .values_list("has_board", "unread", "me_name")

@@ -141,20 +141,48 @@ def start_at_tail(user_id, house_id: int) -> None:
 
 
 def _behind(user):
-    """Per thread (``OuterRef("pk")``): the person's unread chat, less the deleted."""
+    """Per thread (``OuterRef("pk")``): chat past the person's read position."""
     read = ThreadRead.objects.filter(user=user, thread=OuterRef("pk")).values("read_seq")[:1]
-    past = Coalesce(Subquery(read), Value(0))
-    return Greatest(F("chat_seq") - past - deleted_past(user), Value(0))
+    return Greatest(F("chat_seq") - Coalesce(Subquery(read), Value(0)), Value(0))
+
+
+def unread_sum(user, house_id):
+    """One house's unread messages for one person, as an expression (``house_id`` may be an
+    ``OuterRef``): chat past their read positions in its live threads, less the deleted chat
+    among it. The deleted are counted over the house's deleted chat (few), not thread by
+    thread (a house may have thousands), so the total costs what it did before deletions
+    counted."""
+    behind = (
+        Thread.objects.filter(house_id=house_id, archived_at__isnull=True)
+        .values("house_id")
+        .annotate(n=Sum(_behind(user)))
+        .values("n")[:1]
+    )
+    read = ThreadRead.objects.filter(user=user, thread=OuterRef("thread")).values("read_seq")[:1]
+    gone = (
+        EntryLocation.objects.filter(thread__house_id=house_id, thread__archived_at__isnull=True)
+        .exclude(deleted_by="")
+        .filter(seq__gt=Coalesce(Subquery(read), Value(0)))  # seq 0: position not known
+        .order_by()
+        .values("thread__house_id")
+        .annotate(n=Count("pk"))
+        .values("n")[:1]
+    )
+    total = Coalesce(Subquery(behind), Value(0)) - Coalesce(Subquery(gone), Value(0))
+    return Greatest(total, Value(0))
 
 
 def house_unread(user, house_ids) -> dict[int, int]:
-    """``{house id: unread messages in its live threads}`` for one person (one query): chat
-    past their read positions, less the deleted chat among it."""
+    """``{house id: unread messages in its live threads}`` for one person (one query)."""
+    from houses.models import House
+
+    house_ids = list(house_ids)
+    if not house_ids:
+        return {}
     rows = (
-        Thread.objects.filter(house_id__in=list(house_ids), archived_at__isnull=True)
-        .values("house_id")
-        .annotate(n=Sum(_behind(user)))
-        .values_list("house_id", "n")
+        House.objects.filter(pk__in=house_ids)
+        .annotate(n=unread_sum(user, OuterRef("pk")))
+        .values_list("pk", "n")
     )
     return {house_id: n or 0 for house_id, n in rows}
 
@@ -173,17 +201,6 @@ def deleted_past(user):
         .values("n")
     )
     return Coalesce(Subquery(gone), Value(0))
-
-
-def unread_sum(user, house_id):
-    """``house_unread`` for one house as a subquery (``house_id`` may be an ``OuterRef``),
-    for a page that asks it alongside other facts in one query."""
-    return (
-        Thread.objects.filter(house_id=house_id, archived_at__isnull=True)
-        .values("house_id")
-        .annotate(n=Sum(_behind(user)))
-        .values("n")[:1]
-    )
 
 
 def watch_changes(changes: dict[tuple[int, str], tuple[int, int, bool]]) -> None:
