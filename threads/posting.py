@@ -34,6 +34,10 @@ from threads.status_sync import sync_status
 
 logger = logging.getLogger(__name__)
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+# The shape of every id the server mints (``arbe_site.ids.time_ordered_id``): a person may
+# not choose it, so a chosen id never meets an entry the server or a bot wrote, whatever its
+# kind, and that needs no read of the log (the chat index knows every chat id).
+SERVER_ID = re.compile(r"^[0-9a-f]{24}$")
 
 
 class BadEntryId(ValueError):
@@ -70,6 +74,8 @@ def post_chat(
     """
     if entry_id is not None and not CLIENT_ID.match(entry_id):
         raise BadEntryId("id: must be 1–128 characters of A-Z a-z 0-9 _ . : -")
+    if entry_id is not None and SERVER_ID.match(entry_id):
+        raise BadEntryId("id: 24 hex digits is the shape of the server's own ids; send a UUID")
     author = access.principal.agent_id
     if entry_id is not None and (earlier := _earlier_post(access, entry_id, author)):
         return _finish(access, earlier)

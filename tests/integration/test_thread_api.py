@@ -70,6 +70,17 @@ def test_a_first_post_with_an_id_does_not_read_the_stream(world, monkeypatch):
     assert post(world.client_for(world.member), world.thread, id="client-7").status_code == 201
 
 
+def test_a_post_cannot_take_the_id_of_an_entry_the_server_wrote(world):
+    """Ids belong to their first author for every kind: the server's own entries (a signal,
+    Pi's transcript, a bot's reply) have ids of a shape no person may choose, so a post can
+    never land a second entry under one of them."""
+    signal = next(e for e in entries_of(world.thread) if not isinstance(e.payload, Chat))
+    response = post(world.client_for(world.member), world.thread, "mine now", id=signal.id)
+    assert response.status_code == 400
+    assert "server's own ids" in response.json()["error"]
+    assert [e.id for e in entries_of(world.thread)].count(signal.id) == 1
+
+
 def test_a_retry_appends_once_even_when_its_location_was_lost(world):
     client = world.client_for(world.member)
     first = post(client, world.thread, "once", id="client-43")
