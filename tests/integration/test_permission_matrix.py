@@ -5,7 +5,8 @@ for this stream, a bot's JWT for another stream, an expired JWT, and a member fo
 No answer, body or header, may ever contain the service secret. Routes: posting, deleting and
 reading entries, both stream proxies, thread lists and creation, and (issue 33) uploading and
 fetching files, removing a message's files (its author or an owner), renaming a thread (an
-owner or its starter) and registering a push device.
+owner or its starter) and registering a push device; (issue 34) the sidebar's pages, the
+inbox API and the add-the-demo-bot shortcut.
 """
 
 import json
@@ -45,6 +46,11 @@ MATRIX = {
     "purge_files": [401, 404, 403, 200, 200, 403, 404, 401, 403],
     "rename_thread": [401, 404, 403, 403, 200, 403, 404, 401, 403],
     "register_device": [401, 201, 201, 201, 201, 403, 403, 401, 201],
+    # Issue 34's: the sidebar's next page, the inbox (everyone has their own), and the
+    # add-the-demo-bot shortcut (an owner's). Pages send the signed-out to sign in (302).
+    "sidebar_page": [302, 404, 200, 200, 200, 302, 302, 302, 200],
+    "inbox_api": [401, 200, 200, 200, 200, 403, 403, 401, 200],  # a stranger's is their own
+    "demo_bot": [302, 404, 403, 403, 302, 302, 302, 302, 403],  # the owner's: added, back
 }
 
 
@@ -126,6 +132,12 @@ def call(world, route, caller, client, authored_id, file_id=""):
             "keys": {"p256dh": "BAAA", "auth": "BBBB"},
         }
         return client.post("/api/notify/devices", json.dumps(body), content_type="application/json")
+    if route == "sidebar_page":
+        return client.get("/houses/h/sidebar", {"current": thread.id})
+    if route == "inbox_api":
+        return client.get("/api/inbox")
+    if route == "demo_bot":
+        return client.post("/houses/h/bots/demo")
     raise AssertionError(route)
 
 
