@@ -8,3 +8,8 @@ class OpsConfig(AppConfig):
 
     name = "ops"
     verbose_name = "operations"
+
+    def ready(self) -> None:
+        from ops.logs import log_thread_exceptions
+
+        log_thread_exceptions()

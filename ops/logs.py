@@ -159,3 +159,21 @@ class JsonAccessLog:
         path = str(details.get("path", ""))
         kind = "/".join(path.split("/")[:3]) + "/…" if path.count("/") > 2 else path
         self.logger.info("websocket %s %s", action, kind)
+
+
+def log_thread_exceptions() -> None:
+    """An exception no code caught in a thread (a timer's, a pool's) goes through logging,
+    so it is one JSON line in JSON mode, redacted like every other, not raw text on stderr."""
+    import threading
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        if args.exc_type is SystemExit:
+            return
+        name = args.thread.name if args.thread is not None else "?"
+        logging.getLogger("threading").error(
+            "uncaught exception in thread %s",
+            name,
+            exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
+        )
+
+    threading.excepthook = hook

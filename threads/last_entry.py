@@ -6,6 +6,7 @@ At most one write per thread per second, with a trailing write (``RecencyThrottl
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -15,6 +16,7 @@ from django.db.models import Q
 from arbe_site.events import send_to_group
 from threads.models import Thread
 
+logger = logging.getLogger(__name__)
 THROTTLE_S = 1.0
 
 
@@ -79,6 +81,8 @@ class RecencyThrottle:
         try:
             if bump_last_entry_ts(thread_id, ts):
                 announce_row(thread_id)
+        except Exception:  # the database away: the thread's next append moves it on
+            logger.exception("trailing recency write for thread %s failed", thread_id)
         finally:
             close_old_connections()
 

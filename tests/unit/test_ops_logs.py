@@ -122,3 +122,40 @@ def test_check_restore_names_each_difference_and_nothing_when_equal():
         "arbe-thread-b: 2 entries (last e2) here, no thread in the copy",
         "attachment files: 4 here, 3 in the copy",
     ]
+
+
+def test_an_exception_no_code_caught_in_a_thread_is_a_log_record(caplog, monkeypatch):
+    """Not raw text on stderr ("Exception in thread …"), which would break a JSON log. The
+    app installs the hook when it starts; pytest puts its own in place for each test."""
+    import threading
+
+    from ops.logs import log_thread_exceptions
+
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)  # put back after
+    log_thread_exceptions()
+
+    def fails():
+        raise RuntimeError("the database went away")
+
+    with caplog.at_level(logging.ERROR, logger="threading"):
+        worker = threading.Thread(target=fails, name="trailing-write")
+        worker.start()
+        worker.join()
+    (record,) = [r for r in caplog.records if r.name == "threading"]
+    assert "trailing-write" in record.getMessage()
+    assert record.exc_info[0] is RuntimeError
+
+
+def test_a_trailing_recency_write_that_fails_is_logged_not_raised(monkeypatch, caplog):
+    from threads import last_entry
+
+    def down(*args):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(last_entry, "bump_last_entry_ts", down)
+    monkeypatch.setattr(last_entry, "close_old_connections", lambda: None)
+    throttle = last_entry.RecencyThrottle()
+    throttle._pending["t1"] = 5
+    with caplog.at_level(logging.ERROR, logger="threads.last_entry"):
+        throttle._flush("t1")  # a timer thread's body: must not raise
+    assert "trailing recency write for thread t1 failed" in caplog.text
