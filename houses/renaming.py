@@ -1,9 +1,9 @@
 """A person's new display name, saved and told to the live pages of every house they are in.
 
-Thread pages render new entries once per process, in the thread's tail
-(``threads.tail_hub``), with the names it loaded when it started; this event (through the
-channel layer, so every process's tails hear it) gives them the new name without a query.
-Pages rendered from now on read it from the database anyway.
+Thread tails (``threads.tail_hub``) read the names of a batch's authors as they render it,
+after the rename committed, so new messages carry the new name in every process; this
+event (through the channel layer) updates what live sockets say in presence. Pages rendered
+from now on read it from the database anyway.
 """
 
 from __future__ import annotations

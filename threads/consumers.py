@@ -188,10 +188,8 @@ class ThreadConsumer(YoursFollower, AsyncWebsocketConsumer):
         """Board rows: the board page's business."""
 
     async def names_changed(self, event):
-        """Someone in the house took a new display name (``houses.renaming``): the tail
-        renders it from the next entry on, and this socket's presence carries it."""
-        if self.subscription is not None:
-            self.subscription.tail.renamed(event["agent"], event["display"])
+        """Someone in the house took a new display name (``houses.renaming``): this
+        socket's presence carries it. (The tail reads names with each batch it renders.)"""
         me = getattr(self, "me", None)
         if me is not None and me[0] == event["agent"]:  # only the renamed person's sockets
             self.me = await presence_of(me[0])

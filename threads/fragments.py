@@ -64,6 +64,19 @@ def house_names(house_id: int, authors: Iterable[str | None] = ()) -> Names:
     return names
 
 
+def with_authors_now(names: Names, authors: Iterable[str | None]) -> Names:
+    """``names`` with ``authors`` read again (one query): a batch read from the log after a
+    rename committed shows the new name, whichever process renamed and however the tail
+    was told. A new mapping, not an edit: a render thread may be reading the old one."""
+    wanted = {a for a in authors if a}
+    if not wanted:
+        return names
+    fresh = {a.id: _name(a) for a in Agent.objects.filter(pk__in=wanted)}
+    if all(names.get(key) == name for key, name in fresh.items()):
+        return names
+    return Names({**names, **fresh})
+
+
 def _name(agent: Agent) -> Name:
     return Name(agent.display_name, agent.handle, agent.kind == Agent.Kind.BOT, agent.active)
 

@@ -26,14 +26,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
 
 from arbe_site.per_loop import per_loop
 from ops import metrics
 from threads.current import bot_ids, child_records, entries_for_view
-from threads.fragments import Names, entry_fragments, house_names, now_panel, offset_marker
+from threads.fragments import (
+    Names,
+    entry_fragments,
+    house_names,
+    now_panel,
+    offset_marker,
+    with_authors_now,
+)
 from threads.log import async_log_reader
 from threads.models import Thread
 from threads.now import NowFold, ThreadNow, current_view, live_children
@@ -105,13 +112,6 @@ class ThreadTail:
         batch = await self.build(entries, offset, fragments=False)
         self.panel, self.marker, self.offset = batch.panel, batch.marker, offset
         return offset
-
-    def renamed(self, agent_id: str, display: str) -> None:
-        """A new display name (``houses.renaming``), used from the next batch on. A new
-        mapping, not an edit: a render thread may be reading the old one right now."""
-        name = self.names.get(agent_id)
-        if name is not None and name.display != display:
-            self.names = Names({**self.names, agent_id: replace(name, display=display)})
 
     def fold_in(self, entries, fragments: bool) -> tuple[tuple[tuple[str, str], ...], ThreadNow]:
         """On a render thread: a batch's fragments, then its entries folded in; the fold's view.
@@ -210,10 +210,11 @@ class ThreadTail:
                 await asyncio.sleep(RETRY_S)
 
     async def publish(self, entries, offset: str) -> None:
-        if any(e.authorId and e.authorId not in self.names for e in entries):
-            self.names = await sync_to_async(house_names)(
-                self.house_id, [e.authorId for e in entries]
-            )
+        authors = [e.authorId for e in entries]
+        if any(a and a not in self.names for a in authors):
+            self.names = await sync_to_async(house_names)(self.house_id, authors)
+        else:  # a rename is a row, read after the entry: no event can arrive too late
+            self.names = await sync_to_async(with_authors_now)(self.names, authors)
         batch = await self.build(entries, offset)
         self.panel, self.offset, self.marker = batch.panel, offset, batch.marker
         self.moved.set()
