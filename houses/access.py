@@ -5,16 +5,23 @@ these helpers, given the requesting principal (or a session user for pages).
 A caller who is not a member gets ``Http404`` — the same answer whether the
 object exists or not. Callers that find an action refused after access was
 granted get ``PermissionDenied`` (403).
+
+Threads are read by their house's members, except private threads and direct
+conversations (``Thread.visibility``), read only by their members (``ThreadMember``,
+the fold of the thread's access entries: ``threads.readers``). Every list of threads
+goes through ``readable`` and every single thread through ``access_thread``; nobody
+else reads a private thread, house owners included (docs/permissions.md).
 """
 
 from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from houses.models import House, HouseInvite, Membership, token_digest
 from houses.principals import Principal
-from threads.models import Thread, thread_id_of
+from threads.models import Thread, ThreadMember, Visibility, thread_id_of
 
 
 @dataclass(frozen=True)
@@ -81,10 +88,34 @@ def houses_of(user):
 
 
 def threads_of(user):
-    """Live threads in the caller's houses."""
+    """Threads the caller reads: of their houses, open or with them as a member."""
     if user is None or not user.is_authenticated:
         return Thread.objects.none()
-    return Thread.objects.filter(house__memberships__user=user)
+    return readable(Thread.objects.filter(house__memberships__user=user), user)
+
+
+def read_by(user, prefix: str = "") -> Q:
+    """The condition on threads (``prefix``: the path to one, e.g. ``"thread__"``) that
+    ``user`` reads *within houses they are in*: open to the house, or with them in it.
+    Callers still narrow to the user's houses (``houses_of``/``threads_of``)."""
+    if user is None or not user.is_authenticated:
+        return Q(pk__in=[])
+    theirs = ThreadMember.objects.filter(agent__user_id=user.pk).values("thread_id")
+    return Q(**{f"{prefix}visibility": Visibility.HOUSE}) | Q(**{f"{prefix}pk__in": theirs})
+
+
+def readable(threads: QuerySet, user) -> QuerySet:
+    """``threads`` narrowed to those ``user`` may read (see ``read_by``)."""
+    return threads.filter(read_by(user))
+
+
+def reads_thread(user_or_agent_id, thread: Thread) -> bool:
+    """May this person (a user, or an agent id) read ``thread``, given they are in its house?"""
+    if not thread.is_private:
+        return True
+    if isinstance(user_or_agent_id, str):
+        return ThreadMember.objects.filter(thread=thread, agent_id=user_or_agent_id).exists()
+    return ThreadMember.objects.filter(thread=thread, agent__user=user_or_agent_id).exists()
 
 
 def access_thread(principal: Principal | None, thread_id: str) -> ThreadAccess:
@@ -100,7 +131,7 @@ def access_thread(principal: Principal | None, thread_id: str) -> ThreadAccess:
         raise Http404
     if principal.is_person:
         membership = _membership(principal.user, thread.house_id)
-        if membership is None:
+        if membership is None or not reads_thread(principal.user, thread):
             raise Http404
         return ThreadAccess(thread, principal, membership)
     if principal.is_bot:
@@ -109,6 +140,7 @@ def access_thread(principal: Principal | None, thread_id: str) -> ThreadAccess:
             claims is None
             or claims.stream != thread.stream_name
             or principal.agent.house_id != thread.house_id
+            or not reads_thread(principal.agent.id, thread)
         ):
             raise Http404
         return ThreadAccess(thread, principal, None)
@@ -135,6 +167,16 @@ def access_delete(access: ThreadAccess, author_id: str | None) -> None:
     """May the caller tombstone an entry written by ``author_id``? Its author or an owner."""
     if (author_id or "") != (access.principal.agent_id or "") and not access.is_owner:
         raise PermissionDenied("Only the author or an owner of the house may delete this.")
+
+
+def access_readers(access: ThreadAccess, agent_id: str | None = None) -> None:
+    """May the caller change who reads the thread (make it private, add or remove members)?
+    Its starter or an owner of the house, when they read it themselves (``access`` says
+    so); anyone in a private thread may leave it (``agent_id``: their own)."""
+    if agent_id is not None and agent_id == access.principal.agent_id:
+        return
+    if access.thread.created_by_id != access.principal.agent_id and not access.is_owner:
+        raise PermissionDenied("Only whoever started the thread or an owner may change that.")
 
 
 def access_purge(access: ThreadAccess, author_id: str | None) -> None:
@@ -172,11 +214,11 @@ def access_invite(token: str, client: str) -> HouseInvite:
 
 
 def readers_of(thread: Thread):
-    """Active people who may read ``thread`` (its house's members): whom it may notify."""
+    """Active people who may read ``thread`` (its house's members, or of those its members
+    when it is private): whom it may notify."""
     from django.contrib.auth import get_user_model
 
-    return (
-        get_user_model()
-        .objects.filter(memberships__house_id=thread.house_id, is_active=True)
-        .distinct()
-    )
+    people = get_user_model().objects.filter(memberships__house_id=thread.house_id, is_active=True)
+    if thread.is_private:
+        people = people.filter(agent__in=ThreadMember.objects.filter(thread=thread).values("agent"))
+    return people.distinct()

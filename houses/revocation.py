@@ -11,7 +11,9 @@ later is announced here, and only here, as one ``access.revoked`` event to the p
   sessions Django itself stops accepting), 4401; API-token reads go on, as the tokens do;
 - an API token revoked or deleted: the reads made with it, 4401;
 - a membership deleted (``remove_member``, or a cascade from deleting the person or the
-  house): their reads of that house, 4404 (as if it never existed).
+  house): their reads of that house, 4404 (as if it never existed);
+- a member row of a private thread deleted (``threads.readers``: removed from it): their
+  reads of that thread, 4404.
 
 Every socket and live proxy read joins the group *before* its access check, so a change
 between the check and the join can't be missed, and describes itself as a ``Reader``;
@@ -61,17 +63,20 @@ class Reader:
     session: str | None = None  # tag of the session key (session-cookie reads)
     session_hash: str | None = None  # tag of the session's stored auth hash
     token: int | None = None  # the API token's id (token reads)
+    thread: str | None = None  # the thread a thread read follows (house reads: None)
 
     @classmethod
-    def of_session(cls, session, house: int | None = None) -> Reader:
+    def of_session(cls, session, house: int | None = None, thread: str | None = None) -> Reader:
         key = getattr(session, "session_key", None)
         stored = session.get(HASH_SESSION_KEY) if session is not None else None
-        return cls(house=house, session=tag(key), session_hash=tag(stored))
+        return cls(house=house, session=tag(key), session_hash=tag(stored), thread=thread)
 
 
 def ends(event: dict, reader: Reader) -> bool:
     """Is ``event`` the end of ``reader``'s right to read?"""
     if event.get("house") is not None and event["house"] != reader.house:
+        return False
+    if event.get("thread") is not None and event["thread"] != reader.thread:
         return False
     if event.get("session") is not None and event["session"] != reader.session:
         return False
@@ -124,6 +129,14 @@ def _membership_deleted(sender, instance, **kwargs) -> None:
     revoke(instance.user_id, NO_ACCESS, house=instance.house_id)
 
 
+def _thread_member_deleted(sender, instance, **kwargs) -> None:
+    from houses.models import Agent
+
+    user_id = Agent.objects.filter(pk=instance.agent_id).values_list("user_id", flat=True).first()
+    if user_id is not None:  # a bot's sandbox reads by token for one reply; fenced there
+        revoke(user_id, NO_ACCESS, thread=instance.thread_id)
+
+
 def _remember_token(sender, instance, **kwargs) -> None:
     instance._live_reads_revoked = instance.revoked_at is not None
 
@@ -148,6 +161,9 @@ def connect_signals() -> None:
     post_save.connect(_user_saved, sender=user, dispatch_uid=f"{uid}.user_saved")
     post_delete.connect(_user_deleted, sender=user, dispatch_uid=f"{uid}.user_deleted")
     post_delete.connect(_membership_deleted, sender=Membership, dispatch_uid=f"{uid}.member")
+    post_delete.connect(
+        _thread_member_deleted, sender="threads.ThreadMember", dispatch_uid=f"{uid}.reader"
+    )
     post_init.connect(_remember_token, sender=ApiToken, dispatch_uid=f"{uid}.token_init")
     post_save.connect(_token_saved, sender=ApiToken, dispatch_uid=f"{uid}.token_saved")
     post_delete.connect(_token_deleted, sender=ApiToken, dispatch_uid=f"{uid}.token_deleted")

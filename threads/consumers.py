@@ -101,7 +101,7 @@ class ThreadConsumer(YoursFollower, AsyncWebsocketConsumer):
             await self.close(code=NOT_A_MEMBER)
             return
         self.house_id = access.thread.house_id
-        self.reader = Reader.of_session(self.scope.get("session"), self.house_id)
+        self.reader = Reader.of_session(self.scope.get("session"), self.house_id, self.thread_id)
         self.session_end = socket_session_end(self)
         await self.channel_layer.group_add(names_group(self.house_id), self.channel_name)
         await self.join_presence(access.principal.agent_id)

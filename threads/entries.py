@@ -58,6 +58,9 @@ from threads.signals import (  # noqa: F401 (re-exported: every payload is named
     ThreadArchived,
     ThreadChildFinished,
     ThreadCreated,
+    ThreadMadePrivate,
+    ThreadMemberAdded,
+    ThreadMemberRemoved,
     ThreadOrphaned,
     ThreadPiFailed,
     ThreadRenamed,
@@ -164,6 +167,9 @@ AnyPayload = (
     | ThreadCreated
     | ThreadRenamed
     | ThreadArchived
+    | ThreadMadePrivate
+    | ThreadMemberAdded
+    | ThreadMemberRemoved
     | ThreadRunState
     | ThreadPiFailed
     | ThreadOrphaned

@@ -1,4 +1,5 @@
-"""A thread's lifecycle: created, renamed, archived. The log first, then the row beside it.
+"""A thread's lifecycle: created (open or private), renamed, archived. The log first, then
+the row beside it.
 
 Every change appends its ``signal.thread.*`` entry through the writer seam
 (``threads.recency.stream_writer``) before the row follows, so the log tells the story
@@ -8,11 +9,14 @@ own log (``houses.house_log``).
 
 import time
 
+from django.db import transaction
+
 from arbe_site.ids import time_ordered_id
 from houses.models import Agent, House
 from houses.names import clean_title
-from threads.entries import Entry, ThreadArchived, ThreadCreated, ThreadRenamed
-from threads.models import Thread, new_thread_id, stream_name_for
+from threads.entries import Entry, ThreadArchived, ThreadCreated, ThreadMadePrivate, ThreadRenamed
+from threads.models import Thread, Visibility, new_thread_id, stream_name_for
+from threads.readers import Readers, readers_of_row, store
 from threads.recency import announce_row, stream_writer
 
 JSON = "application/json"
@@ -34,14 +38,20 @@ def create_thread(
     by: Agent | None,
     parent: Thread | None = None,
     thread_id: str | None = None,
+    readers: Readers | None = None,
 ) -> Thread:
     """Create the thread's stream, append ``signal.thread.created``, then store the row.
 
     The stream comes first so that a row never points at a stream that isn't there; a
     stream whose row failed to save is an unreferenced log, harmless and visible.
+    A private thread (``readers``; a run's child thread takes its parent's) has its
+    ``signal.thread.made_private`` appended before the row exists, and the row is stored
+    with its members in one transaction: it is never open, not even for a moment.
     """
     title = clean_title(title)  # ValidationError: the caller's input is refused
     thread_id = thread_id or new_thread_id()
+    if readers is None and parent is not None and parent.is_private:
+        readers = readers_of_row(parent)
     writer = stream_writer()
     writer.create(stream_name_for(thread_id), content_type=JSON)
     created = new_entry(
@@ -49,14 +59,25 @@ def create_thread(
         author=by.id if by else None,
     )
     writer.append(stream_name_for(thread_id), created)
-    thread = Thread.objects.create(
-        id=thread_id,
-        house=house,
-        title=title,
-        created_by=by,
-        parent=parent,
-        last_entry_ts=created.ts,
-    )
+    private = readers is not None and readers.visibility != Visibility.HOUSE
+    if private:
+        made = ThreadMadePrivate(
+            memberIds=sorted(readers.members), direct=readers.visibility == Visibility.DIRECT
+        )
+        writer.append(stream_name_for(thread_id), new_entry(made, author=by.id if by else None))
+    with transaction.atomic():
+        thread = Thread.objects.create(
+            id=thread_id,
+            house=house,
+            title=title,
+            created_by=by,
+            parent=parent,
+            last_entry_ts=created.ts,
+            visibility=readers.visibility if private else Visibility.HOUSE,
+            direct_key=readers.key if private else "",
+        )
+        if private:
+            store(thread.id, readers)
     announce_row(thread.id)
     return thread
 

@@ -45,6 +45,14 @@ class Status(models.TextChoices):
 STATUS_RANK = {Status(state.value): rank for state, rank in RANK.items()}
 
 
+class Visibility(models.TextChoices):
+    """Who reads a thread: its whole house, or only its members (``ThreadMember``)."""
+
+    HOUSE = "house", "Everyone in the house"
+    PRIVATE = "private", "Private"
+    DIRECT = "direct", "Direct conversation"
+
+
 class Thread(models.Model):
     id = models.CharField(primary_key=True, max_length=16, default=new_thread_id, editable=False)
     house = models.ForeignKey("houses.House", on_delete=models.CASCADE, related_name="threads")
@@ -57,6 +65,12 @@ class Thread(models.Model):
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
     )
+    # Who reads it (``threads.readers``: a cache of the log's ``signal.thread.*`` entries).
+    visibility = models.CharField(
+        max_length=8, choices=Visibility.choices, default=Visibility.HOUSE
+    )
+    # A direct conversation's people, as a key (``threads.direct``): one thread per set.
+    direct_key = models.CharField(max_length=64, blank=True)
 
     # The status record: a cache of the fold, written only under the status_rev guard.
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.IDLE)
@@ -97,6 +111,13 @@ class Thread(models.Model):
             models.Index(fields=["house", "archived_at", "status"], name="thread_house_states"),
             models.Index(fields=["house", "status", "-last_entry_ts"], name="thread_house_speaker"),
         ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["house", "direct_key"],
+                name="one_direct_per_set",
+                condition=~models.Q(direct_key=""),
+            )
+        ]
 
     def __str__(self):
         return self.title
@@ -108,6 +129,34 @@ class Thread(models.Model):
     @property
     def is_archived(self) -> bool:
         return self.archived_at is not None
+
+    @property
+    def is_private(self) -> bool:
+        """Read only by its members (a private thread or a direct conversation)."""
+        return self.visibility != Visibility.HOUSE
+
+    @property
+    def is_direct(self) -> bool:
+        return self.visibility == Visibility.DIRECT
+
+
+class ThreadMember(models.Model):
+    """One person or bot who may read a private thread: the access table, a cache of the
+    thread's ``signal.thread.made_private|member_added|member_removed`` entries
+    (``threads.readers`` folds them; ``manage.py rebuild_thread_readers`` from the logs)."""
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="members")
+    agent = models.ForeignKey("houses.Agent", on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "agent"], name="one_member_row"),
+        ]
+        # What a person reads: their rows by agent (``houses.access.readable``).
+        indexes = [models.Index(fields=["agent", "thread"], name="member_threads")]
+
+    def __str__(self):
+        return f"{self.agent_id} in {self.thread_id}"
 
 
 class EntryLocation(models.Model):

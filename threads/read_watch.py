@@ -28,11 +28,11 @@ async def watch_for(request, live: str | None) -> Watch | None:
     return await Watch.open(principal.user.pk)
 
 
-def reader_of(request, house_id: int) -> Reader:
+def reader_of(request, house_id: int, thread_id: str) -> Reader:
     principal = request.principal
     if principal.token_id is not None:
-        return Reader(house=house_id, token=principal.token_id)
-    return Reader.of_session(getattr(request, "session", None), house_id)
+        return Reader(house=house_id, token=principal.token_id, thread=thread_id)
+    return Reader.of_session(getattr(request, "session", None), house_id, thread_id)
 
 
 def session_of(request):

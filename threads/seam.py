@@ -1,9 +1,9 @@
 """The steps that follow every append to a thread stream, each attempted on its own.
 
-The append is the fact; what follows it (unread counts, history windows, the chat index,
-search, recency, the status record, notifications) are caches of the log. A step that raises
-never fails the append nor stops the steps after it: the steps it left owed (it, and any
-that read what it writes) are recorded as a ``SeamRepair`` row with the entries, and run
+The append is the fact; what follows it (who reads it, unread counts, history windows, the
+chat index, search, recency, the status record, notifications) are caches of the log. A step
+that raises never fails the append nor stops the steps after it: the steps it left owed (it,
+and any that read what it writes) are recorded as a ``SeamRepair`` row with the entries, and run
 again by the backstage sweep (``repair_owed``) or by a retried post of the same entry.
 A wake of the director that could not even be recorded in the log owes ``wake`` too.
 
@@ -21,7 +21,7 @@ import notify.inbox
 import notify.outbox
 import search.index
 from ops import metrics
-from threads import reactions
+from threads import reactions, readers
 from threads.chat_index import locate_chat
 from threads.entries import Chat, Entry, EntryDeleted, decode_entries, encode_entry
 from threads.failures import scrub
@@ -35,6 +35,11 @@ from threads.windows import note_append
 logger = logging.getLogger(__name__)
 WAKE = "wake"  # not a seam step: the director is woken once the steps are repaired
 REPAIRS_PER_SWEEP = 200
+
+
+def _readers(thread_id: str, entries: Sequence[Entry], next_offset: str | None, run: dict) -> None:
+    # First: who may read decides who is told (notifications, the inbox).
+    readers.after_append(thread_id, entries)
 
 
 def _unread(thread_id: str, entries: Sequence[Entry], next_offset: str | None, run: dict) -> None:
@@ -83,6 +88,7 @@ def _inbox(thread_id: str, entries: Sequence[Entry], next_offset: str | None, ru
 # (thread id, entries, next offset, what earlier steps of this run left for later ones)
 Step = Callable[[str, Sequence[Entry], "str | None", dict], None]
 STEPS: dict[str, Step] = {
+    "readers": _readers,
     "unread": _unread,
     "windows": _windows,
     "chat_index": _chat_index,
@@ -96,6 +102,8 @@ STEPS: dict[str, Step] = {
 # located, so it must not run before unread counted it; notifications number chat by it;
 # the inbox reads who asked a bot (``Asked``), which notifications write.
 NEEDS = {"chat_index": "unread", "notify": "unread", "inbox": "notify"}
+# (Notifications and the inbox ask ``houses.access`` who reads; a failed ``readers`` step
+# fails closed for additions and is repaired before the sweep's next pass.)
 
 
 def after_append(

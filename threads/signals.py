@@ -48,6 +48,30 @@ class ThreadArchived(Payload, tag="signal.thread.archived"):
     archived: bool = True  # false: brought back from the archive
 
 
+# Who may read a thread (``threads.readers`` folds these into the access table).
+MAX_THREAD_MEMBERS = 1_000
+
+
+class ThreadMadePrivate(Payload, tag="signal.thread.made_private"):
+    """From here on only ``memberIds`` (people and bots of the house) read the thread.
+    ``direct``: a direct conversation, whose set of people is its identity (one per set)."""
+
+    memberIds: Annotated[list[Id], Meta(min_length=1, max_length=MAX_THREAD_MEMBERS)]
+    direct: bool = False
+
+
+class ThreadMemberAdded(Payload, tag="signal.thread.member_added"):
+    """``agentId`` reads the private thread from now on (its whole history)."""
+
+    agentId: Id
+
+
+class ThreadMemberRemoved(Payload, tag="signal.thread.member_removed"):
+    """``agentId`` no longer reads the private thread; live reads end."""
+
+    agentId: Id
+
+
 class ThreadRunState(Payload, tag="signal.thread.run_state"):
     """A delegated coding run's state: on its child thread, and on the parent (with
     ``childThreadId``) when the run is claimed and when it ends."""

@@ -86,7 +86,9 @@ async def watched_read(request, resolve):
     try:
         access = await resolve()
         if watch is not None:
-            watch.follow(reader_of(request, access.thread.house_id), session_of(request))
+            watch.follow(
+                reader_of(request, access.thread.house_id, access.thread.pk), session_of(request)
+            )
         response = await proxy_read(request, access.thread.stream_name, watch)
     except BaseException:
         if watch is not None:
