@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "cli",
     "notify",
     "ops",
+    "archives",
 ]
 
 MIDDLEWARE = [

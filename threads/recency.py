@@ -23,7 +23,7 @@ from streams.client import (
     service_client,
 )
 from streams.wire import AppendResult
-from threads.entries import Entry, encode_entry
+from threads.entries import MAX_ENTRY_BYTES, Entry, EntryError, decode_entry, encode_entry
 from threads.last_entry import (  # noqa: F401 (re-exported: the seam's recency step)
     RecencyThrottle,
     announce_row,
@@ -75,6 +75,24 @@ class RecencyTrackingWriter:
         if not result.duplicate:
             after_append(name, entries, result.next_offset)
         return result
+
+    def restore_batch(
+        self, name: str, messages: Sequence[bytes], *, producer: tuple[str, int, int]
+    ) -> AppendResult:
+        """Append entries an archive carries, byte for byte, without the seam's steps.
+
+        Only ``archives.restore`` and the Slack import call this: they append a whole log
+        and then rebuild every cache from it (``archives.rebuild``), and must not notify
+        anyone of history. Each message is still checked whole against the contract, and
+        the producer makes a resumed import's repeat a duplicate the store refuses.
+        """
+        for message in messages:
+            if len(message) > MAX_ENTRY_BYTES:
+                raise EntryError(
+                    f"An entry may be at most {MAX_ENTRY_BYTES} bytes of JSON - at `$`"
+                )
+            decode_entry(message)
+        return self._client.append_batch(name, list(messages), producer=producer)
 
     def close(self) -> None:
         self._client.close()

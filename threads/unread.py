@@ -293,15 +293,17 @@ def _refresh_last_chat(thread_id: str) -> None:
     Thread.objects.filter(pk=thread_id).update(**_last_chat_fields(last))
 
 
-def rebuild_chat_cache(thread_id: str) -> int:
-    """Recount a thread's chat from its log and re-cache its last message; returns chat_seq.
+def rebuild_chat_cache(thread_id: str, entries: Sequence | None = None) -> int:
+    """Recount a thread's chat from its log (read here unless ``entries`` is the whole log)
+    and re-cache its last message; returns chat_seq.
 
     Read positions keep their distance from the newest chat, so nobody's unread count
     changes when the count is corrected (``manage.py rebuild_chat_cache``).
     """
     from threads.reading import read_entries
 
-    entries, _ = read_entries(thread_id)
+    if entries is None:
+        entries, _ = read_entries(thread_id)
     chats, last = _last_shown_chat(entries)
     thread = Thread.objects.filter(pk=thread_id).first()
     if thread is None:

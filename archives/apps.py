@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ArchivesConfig(AppConfig):
+    name = "archives"
+    default_auto_field = "django.db.models.BigAutoField"
