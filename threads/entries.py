@@ -91,6 +91,9 @@ class Chat(Payload, tag="chat"):
     # Empty only when files are attached (__post_init__).
     text: Annotated[str, Meta(max_length=MAX_CHAT_CHARS)]
     attachments: Annotated[list[AttachmentRef], Meta(max_length=MAX_ATTACHMENTS)] = []
+    # An imported message's original time (unix ms), shown as its time; the entry's ``ts``
+    # stays the server's. Set only by imports (``threads.permissions.check_write``).
+    sentAt: Annotated[int, Meta(ge=0, le=32_503_680_000_000)] | None = None
 
     def __post_init__(self):
         if not self.text and not self.attachments:

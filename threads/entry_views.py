@@ -273,7 +273,7 @@ def _describe(entry: E.Entry, names: Names) -> dict | None:
                 "text": p.text,
                 "html": html,
                 "avatar": avatar(entry.authorId or "", author),
-                "time": when(entry.ts),
+                "time": when(p.sentAt if p.sentAt is not None else entry.ts),
                 "edited": isinstance(p, E.EditedChat),
                 "files": attachment_items(p.attachments),
             }

@@ -74,6 +74,10 @@ def check_write(writer: Writer, entry: Entry) -> None:
     if entry.authorId != writer.agent_id:
         raise WriteRefused("authorId must be the writer's own principal")
     payload = entry.payload
+    if isinstance(payload, Chat) and payload.sentAt is not None:
+        # A message's original time is an import's to carry (archives.slack), not anyone's
+        # to choose: a post that set it would show whatever time its writer liked.
+        raise WriteRefused("sentAt is set only by imports")
     if writer.kind == WriterKind.PERSON:
         if not isinstance(payload, Chat):
             raise WriteRefused(f"people write chat, not {payload.type}")

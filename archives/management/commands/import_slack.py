@@ -1,0 +1,49 @@
+"""Move a Slack workspace export into a house (docs/data.md)."""
+
+import os
+
+from django.core.management.base import BaseCommand, CommandError
+
+from arbe_site.progress import progress_line
+from archives.slack.importer import import_slack
+from archives.zipsafe import ArchiveError
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a Slack workspace export (.zip): each channel, private channel and direct "
+        "conversation becomes a thread; people become placeholders until they join."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="the export (.zip) Slack's admin pages produce")
+        parser.add_argument("--house", required=True, help="the house's name (made if new)")
+        parser.add_argument(
+            "--token-env",
+            metavar="VAR",
+            help="the environment variable holding a Slack token: files are downloaded "
+            "into the house (without it, messages keep links to them)",
+        )
+
+    def handle(self, *args, file, house, token_env=None, **options):
+        token = os.environ.get(token_env, "") if token_env else ""
+        if token_env and not token:
+            raise CommandError(f"{token_env} is not set.")
+        try:
+            done = import_slack(file, house_name=house, token=token, progress=self._progress)
+        except ArchiveError as exc:
+            raise CommandError(f"{file}: {exc}") from None
+        except FileNotFoundError:
+            raise CommandError(f"{file}: no such file") from None
+        if done.already:
+            self.stdout.write(f"This export was imported already into {done.house.slug}.")
+            return
+        self.stdout.write(
+            f"{done.house.slug}: {done.threads} threads, {done.messages} messages "
+            f"({done.skipped} Slack notices skipped; files: {done.files_stored} stored, "
+            f"{done.files_linked} kept as links)."
+        )
+
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        text, ending = progress_line(done, total, f" {stage}")
+        self.stderr.write(text, ending=ending)
