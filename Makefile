@@ -111,6 +111,7 @@ bench: deps system-dep-postgresql system-dep-bubblewrap system-dep-redis-server
 	$(PY) -m bench.leases
 	$(PY) -m bench.fanout --cluster
 	$(PY) -m bench.hostile
+	$(PY) -m bench.imports
 
 # Every benchmark in a quick mode (seconds each, at sizes that say nothing about the targets):
 # a benchmark that no longer runs fails here, on every commit (.ci/run), not months later in
@@ -129,6 +130,7 @@ bench-smoke: deps system-dep-postgresql system-dep-bubblewrap system-dep-redis-s
 	$(TIMED) $(PY) -m bench.leases --quick
 	$(TIMED) $(PY) -m bench.fanout --cluster --quick
 	$(TIMED) $(PY) -m bench.hostile --quick
+	$(TIMED) $(PY) -m bench.imports --quick
 	@awk -F'\t' '{ printf "%7.1f s  %s\n", $$1, $$2; total += $$1 } \
 		END { printf "%7.1f s  bench-smoke in all\n", total }' $(SMOKE_TIMES)
 

@@ -23,6 +23,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
+from archives.claiming import claim
 from houses.mail_limits import take
 from houses.models import PendingEmail
 
@@ -132,7 +133,9 @@ def confirm(pending: PendingEmail, site: str) -> str:
         # Deleting first is the single use: of two requests with one link, one deletes.
         if not PendingEmail.objects.filter(pk=pending.pk, nonce=pending.nonce).delete()[0]:
             raise BadLink("This link was already used.")
-        taken = User.objects.filter(email__iexact=pending.address).exclude(pk=user.pk).exists()
+        others = User.objects.filter(email__iexact=pending.address).exclude(pk=user.pk)
+        # A placeholder an import made with this address is claimed, not a clash.
+        taken = others.filter(placeholder__isnull=True).exists()
         if taken:
             raise AddressTaken(
                 f"{pending.address} is already the address of another account here; "
@@ -141,6 +144,7 @@ def confirm(pending: PendingEmail, site: str) -> str:
         old = user.email
         user.email = pending.address
         user.save(update_fields=["email"])
+        claim(user, pending.address)  # history an import kept for this address
         if old and old.lower() != pending.address.lower():
             transaction.on_commit(lambda: _tell_old(user, old, pending.address, site))
     return pending.address

@@ -156,3 +156,25 @@ def test_a_malformed_export_is_refused_naming_file_and_line(tmp_path, broken, sa
     assert said in str(raised.value)
     assert not House.objects.exists() and not Thread.objects.exists()
     assert not ImportRecord.objects.exists() and not get_user_model().objects.exists()
+
+
+def test_a_person_who_confirms_the_same_email_claims_their_history(tmp_path, files_on_disk):
+    from houses import email_address
+    from houses.models import PendingEmail
+    from tests.factories import make_user
+
+    path = tmp_path / "slack.zip"
+    write_export(path)
+    call_command("import_slack", str(path), house="Moved in")
+    placeholder = Agent.objects.get(handle="alice")
+    real = make_user("alice-real")
+    email_address.ask(real, "ALICE@example.org", "http://testserver")
+    email_address.confirm(PendingEmail.objects.get(user=real), "http://testserver")
+    real.refresh_from_db()
+    assert real.agent.id == placeholder.id  # every entry alice wrote in Slack is now hers
+    assert real.memberships.filter(house__slug="moved-in").exists()
+    assert not Placeholder.objects.filter(user__email__iexact="alice@example.org").exists()
+    from tests.integration.archives.seeding import client_for
+
+    secret = Thread.objects.get(title="secret-plans")
+    assert client_for(real).get(f"/threads/{secret.id}/").status_code == 200
