@@ -32,4 +32,5 @@ urlpatterns = [
     path("", include("search.urls")),
     path("", include("notify.urls")),
     path("", include("attachments.urls")),
+    path("", include("archives.urls")),
 ]
