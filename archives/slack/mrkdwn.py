@@ -30,7 +30,7 @@ def _angle(match: re.Match, handles: dict[str, str], channels: dict[str, str]) -
         return f"#{name}"
     if target.startswith("!"):
         word = target[1:].split("^", 1)[0]
-        return SPECIAL.get(word, f"@{label or word}")
+        return SPECIAL.get(word) or (label if label.startswith("@") else f"@{label or word}")
     if target.startswith("mailto:"):
         return label or target[len("mailto:") :]
     if re.match(r"^(https?|ftp)://", target):
