@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from django.db import transaction
 
@@ -82,10 +83,17 @@ def _asked_now(thread_id: str, chats: list[Entry]) -> dict[str, list[int]]:
     return {row.bot_id: list(row.user_ids) for row in rows}
 
 
-def _items_for(
-    thread: Thread, chats: list[Entry], positions: dict[str, int], asked: dict[str, list[int]]
-) -> list[InboxItem]:
-    """The items ``chats`` make: mentions of readers, bots' replies to whoever asked."""
+@dataclass(frozen=True)
+class _Lookups:
+    """Who ``chats`` can address: the thread's readers, their handles, the authors' kinds."""
+
+    readers: set[int]
+    by_handle: dict[str, int]
+    kinds: dict[str, str]
+    author_users: dict[str, int]
+
+
+def _lookups(thread: Thread, chats: list[Entry]) -> _Lookups:
     handles = {h for e in chats for h in mentions(e.payload.text)}
     readers = set(readers_of(thread).values_list("pk", flat=True))
     people = Agent.objects.filter(kind=Agent.Kind.PERSON, user_id__in=readers)
@@ -93,6 +101,21 @@ def _items_for(
     authors = {e.authorId for e in chats if e.authorId}
     kinds = dict(Agent.objects.filter(pk__in=authors).values_list("pk", "kind"))
     author_users = dict(people.filter(pk__in=authors).values_list("pk", "user_id"))
+    return _Lookups(readers, by_handle, kinds, author_users)
+
+
+def _items_for(
+    thread: Thread,
+    chats: list[Entry],
+    positions: dict[str, int],
+    asked: dict[str, list[int]],
+    found: _Lookups | None = None,
+) -> list[InboxItem]:
+    """The items ``chats`` make: mentions of readers, bots' replies to whoever asked.
+    ``found``: the lookups already made for these chats (a rebuild makes them once)."""
+    found = found or _lookups(thread, chats)
+    readers, by_handle = found.readers, found.by_handle
+    kinds, author_users = found.kinds, found.author_users
     out: list[InboxItem] = []
     seen: set[tuple[int, str]] = set()
     for e in chats:
@@ -157,6 +180,9 @@ def items_from_log(thread: Thread, entries: Iterable[Entry]) -> tuple[list[Inbox
     asked: dict[str, list[int]] = {}
     out: list[InboxItem] = []
     seq = 0
+    # One set of lookups for every chat that may address someone, not one per chat.
+    chats = [e for e in entries if isinstance(e.payload, Chat) and e.id not in gone]
+    found = _lookups(thread, chats) if chats else None
     for e in entries:
         p = e.payload
         if isinstance(p, DispatchStarted) and p.round == 0:
@@ -168,7 +194,7 @@ def items_from_log(thread: Thread, entries: Iterable[Entry]) -> tuple[list[Inbox
                 continue
             # Who is addressed comes from the chat as sent (as at the seam); the text shown
             # is its latest edit.
-            made = _items_for(thread, [e], {e.id: seq}, asked)
+            made = _items_for(thread, [e], {e.id: seq}, asked, found)
             for item in made:
                 item.text = flat(texts.get(e.id, p.text))
             out += made
