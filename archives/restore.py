@@ -157,7 +157,7 @@ class _Restore:
     def run(self, slug: str | None) -> Restored:
         house = self.record.house or self._house(slug)
         self._people(house)
-        self._choose_thread_ids()
+        self._choose_ids()
         self.save()
         done = set(self.record.threads_done)
         total = len(self.c.threads)
@@ -222,7 +222,7 @@ class _Restore:
             agents[b.agentId] = bot.id
             self.save()
 
-    def _choose_thread_ids(self) -> None:
+    def _choose_ids(self) -> None:
         threads = self.ids["threads"]
         for doc in self.c.threads:
             if doc.id in threads:
@@ -231,6 +231,12 @@ class _Restore:
                 stream_name_for(doc.id)
             )
             threads[doc.id] = doc.id if free else new_thread_id()
+        # Files too, before any entry that names one is appended.
+        files = self.ids["attachments"]
+        for doc in self.c.attachments:
+            if doc.id not in files:
+                taken = Attachment.objects.filter(pk=doc.id).exists()
+                files[doc.id] = new_attachment_id() if taken else doc.id
 
     def _thread(self, house: House, doc: fmt.ThreadDoc) -> None:
         local = self.ids["threads"][doc.id]
@@ -270,12 +276,7 @@ class _Restore:
         chosen = self.ids["attachments"]
         total = len(self.c.attachments)
         for n, doc in enumerate(self.c.attachments, 1):
-            local = chosen.get(doc.id)
-            if local is None:
-                local = doc.id if not Attachment.objects.filter(pk=doc.id).exists() else None
-                chosen[doc.id] = local or new_attachment_id()
-                self.save()
-                local = chosen[doc.id]
+            local = chosen[doc.id]
             if not Attachment.objects.filter(pk=local).exists():
                 self._file(house, doc, local)
             self.tick("files", n, total)

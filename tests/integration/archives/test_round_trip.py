@@ -82,3 +82,40 @@ def test_importing_the_same_archive_twice_duplicates_nothing(files_on_disk, tmp_
         SearchDoc.objects.count(),
     ) == counts
     assert {t.id: read_entries(t.id)[0] for t in Thread.objects.all()} == logs
+
+
+def test_a_copy_on_the_same_server_gets_new_ids_and_consistent_entries(files_on_disk, tmp_path):
+    """Restored where the original still lives: its threads and files take new ids, and the
+    entries that name them (a run's report, a message's files) name the copies."""
+    from threads.entries import Chat, ThreadChildFinished
+
+    seeded = seed_house()
+    path = tmp_path / "acme.zip"
+    call_command("export_house", "acme", str(path))
+    call_command("import_house", str(path), "--slug", "acme-copy")
+    originals = {t.title: t for t in Thread.objects.filter(house__slug="acme")}
+    copies = {t.title: t for t in Thread.objects.filter(house__slug="acme-copy")}
+    assert set(copies) == set(originals)
+    assert not {t.id for t in copies.values()} & {t.id for t in originals.values()}
+    plans = read_entries(copies["Plans"].id)[0]
+    assert [e.id for e in plans] == [e.id for e in read_entries(originals["Plans"].id)[0]]
+    report = next(e for e in plans if isinstance(e.payload, ThreadChildFinished))
+    assert report.payload.childThreadId == copies["Run: tidy the docs"].id
+    assert copies["Run: tidy the docs"].parent_id == copies["Plans"].id
+    (chart,) = [e for e in plans if isinstance(e.payload, Chat) and e.payload.attachments]
+    from attachments.models import Attachment
+
+    row = Attachment.objects.get(pk=chart.payload.attachments[0].id)
+    assert row.house.slug == "acme-copy" and row.entry_id == chart.id
+    # The same people, not placeholders: they were here already.
+    assert Placeholder.objects.count() == 0
+    assert copies["Owners only"].visibility == "private"
+    from tests.integration.archives.seeding import client_for
+
+    member, guest = client_for(seeded.member), client_for(seeded.guest)
+    assert member.get(f"/threads/{copies['Owners only'].id}/").status_code == 200
+    assert guest.get(f"/threads/{copies['Owners only'].id}/").status_code == 404
+    file_url = f"/attachments/{row.thread_id}/{row.id}/file"
+    assert member.get(file_url).status_code == 200
+    hits = member.get("/api/search?q=roadmap&house=acme-copy").json()["results"]
+    assert [h["threadId"] for h in hits] == [copies["Plans"].id]
