@@ -32,7 +32,7 @@ from archives.people import link_person, make_bot
 from archives.rebuild import rebuild_threads
 from archives.slack import files as slack_files
 from archives.slack.mrkdwn import to_markdown
-from archives.slack.plan import Conversation, Plan, Planned, read_plan
+from archives.slack.plan import Conversation, Person, Plan, Planned, read_plan
 from archives.zipsafe import SafeZip
 from attachments.service import ref_of
 from houses.models import Agent, House
@@ -146,10 +146,14 @@ class _Import:
         agents = self.ids["agents"]
         authors = {m.author for c in self.plan.conversations for m in c.messages}
         members = {u for c in self.plan.conversations for u in c.members}
-        for slack_id, person in self.plan.people.items():
+        people = dict(self.plan.people)
+        for slack_id in sorted((authors | members) - set(people)):
+            if not slack_id.startswith("bot:"):  # someone users.json doesn't describe
+                people[slack_id] = Person(slack_id, slack_id.lower(), slack_id)
+        for slack_id, person in people.items():
             if person.bot:
-                authors.add(f"bot:{person.username}")
-                agents.setdefault(slack_id, "")
+                if slack_id in authors:  # a bot user that wrote as itself
+                    authors.add(f"bot:{person.username}")
                 continue
             if slack_id not in authors | members:
                 continue  # never wrote nor was in a conversation: not brought in
@@ -173,9 +177,9 @@ class _Import:
             )
             agents[author] = bot.id
             self.save()
-        for slack_id, person in self.plan.people.items():
-            if person.bot:  # a bot user's own messages come as bot:<name> or by its user id
-                agents[slack_id] = agents.get(f"bot:{person.username}", "")
+        for slack_id, person in people.items():
+            if person.bot and f"bot:{person.username}" in agents:  # wrote by its user id
+                agents[slack_id] = agents[f"bot:{person.username}"]
         self.save()
 
     def _agent(self, slack_id: str) -> str | None:

@@ -144,10 +144,10 @@ def _read_messages(archive: SafeZip, folder: str, c: Conversation, plan: Plan) -
 def _planned(m: shapes.Message, sent_at: int, where: str, plan: Plan) -> Planned:
     if m.subtype == "bot_message" or (not m.user and (m.bot_id or m.username)):
         author = f"bot:{m.username or m.bot_id}"
-    elif m.user:
+    elif m.user and m.user != SLACKBOT:
         author = m.user
     else:
-        author = f"bot:{SLACKBOT}"
+        author = "bot:slackbot"  # Slack's own messages (and its "deleted" placeholders)
     text = m.text
     if m.subtype == "me_message" and text:
         text = f"_{text}_"

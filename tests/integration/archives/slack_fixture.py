@@ -119,7 +119,15 @@ def write_export(
     days = {
         "general/2023-11-14.json": json.dumps(general(file_url), indent=1),
         "random/2023-11-14.json": json.dumps(
-            [{"type": "message", "user": "U2", "text": "old chatter", "ts": "1700000010.000000"}],
+            [
+                {"type": "message", "user": "U2", "text": "old chatter", "ts": "1700000010.000000"},
+                {
+                    "type": "message",
+                    "user": "U9",
+                    "text": "a guest from a shared channel",
+                    "ts": "1700000010.500000",
+                },
+            ],
             indent=1,
         ),
         "secret-plans/2023-11-14.json": json.dumps(

@@ -75,8 +75,11 @@ def test_a_slack_export_becomes_threads_of_ordinary_entries(tmp_path, files_on_d
     assert set(made[0].payload.memberIds) == {alice.id, bob.id}
     assert chats("Direct: Alice, Bob B")[0].payload.text == "psst @alice"
     assert Thread.objects.get(title="#random").archived_at is not None
+    # Someone users.json doesn't describe still has a name; Slack's own messages a bot's.
+    assert chats("#random")[1].authorId == Agent.objects.get(handle="u9").id
+    assert general[-1].authorId == Agent.objects.get(house=house, handle="slackbot").id
     # People are placeholders with what Slack knew; the page shows Slack's time.
-    assert Placeholder.objects.count() == 3
+    assert Placeholder.objects.count() == 4
     assert get_user_model().objects.get(username="alice").email == "alice@example.org"
     owner = get_user_model().objects.get(username="alice")
     from tests.integration.archives.seeding import client_for
