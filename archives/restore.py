@@ -118,8 +118,8 @@ def _stream_free(name: str) -> bool:
 
 def translate(line: bytes, mapping: dict[str, str]) -> bytes:
     """``line`` with every JSON string that is exactly an id in ``mapping`` replaced."""
-    if not mapping:
-        return line
+    if not mapping or not any(old.encode() in line for old in mapping):
+        return line  # the usual line: it names none of the ids that changed
 
     def walk(value):
         if isinstance(value, str):
