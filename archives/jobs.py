@@ -15,6 +15,7 @@ import tempfile
 import threading
 from datetime import timedelta
 
+from django.core.files import File
 from django.db import close_old_connections
 from django.utils import timezone
 
@@ -54,14 +55,15 @@ def run(job_id: int) -> None:
             ExportJob.objects.filter(pk=job_id).update(done=done, total=total)
 
         with tempfile.NamedTemporaryFile(suffix=".zip") as out:
-            export_house(
-                job.house, out.name, drop_deleted_text=job.drop_deleted_text, progress=progress
-            )
+            drop = job.drop_deleted_text
+            export_house(job.house, out.name, drop_deleted_text=drop, progress=progress)
+            out.seek(0, 2)
+            size = out.tell()
             out.seek(0)
-            data = out.read()
-        key = storage.save(f"exports/{job.house_id}/{job.pk}.zip", data)
+            # Streamed into the storage from the file, never whole in memory.
+            key = storage.store().save(f"exports/{job.house_id}/{job.pk}.zip", File(out))
         ExportJob.objects.filter(pk=job_id).update(
-            state=ExportJob.State.READY, key=key, size=len(data), expires_at=timezone.now() + KEEP
+            state=ExportJob.State.READY, key=key, size=size, expires_at=timezone.now() + KEEP
         )
     except Exception as exc:  # the page says it failed; the log has why
         logger.exception("export job %s failed", job_id)

@@ -21,6 +21,7 @@ import re
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
 
 from archives.models import Placeholder
@@ -29,6 +30,16 @@ from houses.models import HANDLE_PATTERN, Agent, House, Membership, new_agent_id
 from houses.names import ascii_handle_base, check_display_name, strip_hidden
 
 _HANDLE = re.compile(HANDLE_PATTERN)
+_USERNAME = re.compile(r"^[\w.@+-]{1,150}\Z")
+
+
+def checked_email(address: str) -> str:
+    """``address`` if it is an email address, else "" (an archive says what it likes)."""
+    try:
+        validate_email(address)
+    except ValidationError:
+        return ""
+    return address
 
 
 def free_handle(base: str, taken) -> str:
@@ -44,6 +55,8 @@ def free_handle(base: str, taken) -> str:
 
 def free_username(base: str) -> str:
     User = get_user_model()
+    if not _USERNAME.match(base):  # what Django's own validator takes, nothing else
+        base = ascii_handle_base(base) or "person"
     base = base[:140] or "person"
     name, n = base, 1
     while User.objects.filter(username__iexact=name).exists():
@@ -83,6 +96,7 @@ def link_person(
     and whether a placeholder was made for them now."""
     User = get_user_model()
     agent = None
+    email = checked_email(email) if email else ""
     if email:
         user = User.objects.filter(email__iexact=email).order_by("pk").first()
         if user is not None:
