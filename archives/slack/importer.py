@@ -32,7 +32,7 @@ from archives.people import link_person, make_bot
 from archives.rebuild import rebuild_threads
 from archives.slack import files as slack_files
 from archives.slack.mrkdwn import to_markdown
-from archives.slack.plan import Conversation, Person, Plan, Planned, read_plan
+from archives.slack.plan import Conversation, Person, Plan, Planned, read_plan, split_replies
 from archives.zipsafe import SafeZip
 from attachments.service import ref_of
 from houses.models import Agent, House
@@ -78,14 +78,21 @@ def file_digest(path) -> str:
 
 
 def import_slack(
-    path, *, house_name: str, token: str = "", progress: Progress | None = None
+    path,
+    *,
+    house_name: str,
+    token: str = "",
+    replies_as_threads: bool = False,
+    progress: Progress | None = None,
 ) -> SlackImported:
     tick = progress or (lambda stage, done, total: None)
-    archive_id = f"slack:{file_digest(path)}"
+    archive_id = f"slack:{file_digest(path)}" + (":replies" if replies_as_threads else "")
     with SafeZip(path) as archive:
         tick("reading", 0, 1)
         plan = read_plan(archive)
         tick("reading", 1, 1)
+    if replies_as_threads:
+        plan.conversations = [part for c in plan.conversations for part in split_replies(c)]
     record, _ = ImportRecord.objects.get_or_create(
         archive_id=archive_id, defaults={"kind": "slack"}
     )
@@ -193,9 +200,12 @@ class _Import:
         members = frozenset(a for a in (self._agent(m) for m in c.members) if a)
         readers = None
         if c.kind != "open" and members:
-            kind = Visibility.DIRECT if c.kind == "direct" else Visibility.PRIVATE
-            readers = Readers(kind, members)
+            # A Slack thread of a DM reads as its DM, but the DM is the set's one direct
+            # conversation: the thread of replies is private to the same people.
+            direct = c.kind == "direct" and not c.parent
+            readers = Readers(Visibility.DIRECT if direct else Visibility.PRIVATE, members)
         creator = self._agent(c.creator)
+        parent = self.ids["threads"].get(c.parent) if c.parent else None
         with transaction.atomic():
             thread, _ = Thread.objects.get_or_create(
                 id=thread_id,
@@ -203,6 +213,7 @@ class _Import:
                     "house": house,
                     "title": c.title or c.id,
                     "created_by_id": creator,
+                    "parent_id": parent,
                     "visibility": readers.visibility if readers else Visibility.HOUSE,
                     "direct_key": readers.key if readers else "",
                     "archived_at": timezone.now() if c.archived else None,
@@ -210,20 +221,14 @@ class _Import:
             )
             if readers is not None:
                 store(thread.id, readers)
-        entries = self._entries(thread, c, readers, creator, client)
+        entries = self._entries(thread, c, readers, creator, client, parent)
         append_log(name, (encode_entry(e) for e in entries), f"{self.record.archive_id}:{c.id}")
 
-    def _entries(self, thread, c: Conversation, readers, creator, client) -> list[Entry]:
+    def _entries(self, thread, c: Conversation, readers, creator, client, parent) -> list[Entry]:
         ts = now_ms()
         key = f"slack:{c.id}"
-        out = [
-            Entry(
-                id=f"{key}:created",
-                ts=ts,
-                payload=ThreadCreated(title=thread.title),
-                authorId=creator,
-            )
-        ]
+        created = ThreadCreated(title=thread.title, parentThreadId=parent)
+        out = [Entry(id=f"{key}:created", ts=ts, payload=created, authorId=creator)]
         if readers is not None:
             made = ThreadMadePrivate(
                 memberIds=sorted(readers.members), direct=readers.visibility == Visibility.DIRECT
@@ -231,7 +236,7 @@ class _Import:
             out.append(Entry(id=f"{key}:private", ts=ts, payload=made, authorId=creator))
         last = None
         for m in c.messages:
-            chat_id = f"{key}:{m.ts}"
+            chat_id = f"slack:{c.channel}:{m.ts}"  # the same id, whichever thread it is in
             author = self._agent(m.author)
             chat = self._chat(thread, m, author, chat_id, client)
             out.append(Entry(id=chat_id, ts=now_ms(), payload=chat, authorId=author))

@@ -9,17 +9,21 @@ Conversations: ``channels.json`` (public channels) become open threads; ``groups
 (private channels) and ``mpims.json`` (group messages) private threads of their members;
 ``dms.json`` direct conversations. Each conversation's messages are in a folder named as
 the channel (DMs: by id), one JSON file per day. Replies in a Slack thread stay in their
-channel's thread, in time order (docs/data.md says why).
+channel's thread, in time order (docs/data.md says why), or with ``split_replies`` become a
+thread of their own.
 """
 
 from __future__ import annotations
 
+import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from archives.slack import shapes
 from archives.slack.emoji import emoji_of
+from archives.slack.mrkdwn import ANGLE
 from archives.zipsafe import ArchiveError, SafeZip
+from houses.names import one_line
 from threads.reactions import is_emoji
 
 DAY_FILE = re.compile(r"^\d{4}-\d{2}-\d{2}\.json$")
@@ -62,6 +66,11 @@ class Planned:
     deleted: bool = False
     reactions: list[tuple[str, str]] = field(default_factory=list)  # (emoji, slack user)
     files: list[shapes.File] = field(default_factory=list)
+    thread_ts: str = ""  # the Slack thread it replies in ("" or its own ts: not a reply)
+
+    @property
+    def is_reply(self) -> bool:
+        return bool(self.thread_ts) and self.thread_ts != self.ts
 
 
 @dataclass
@@ -73,6 +82,44 @@ class Conversation:
     creator: str
     archived: bool
     messages: list[Planned] = field(default_factory=list)
+    channel: str = ""  # the Slack conversation its messages are in (their ids name it)
+    parent: str = ""  # replies as a thread of their own: the channel's conversation id
+
+    def __post_init__(self):
+        self.channel = self.channel or self.id
+
+
+def _plain(text: str) -> str:
+    """A title's words from mrkdwn: links and mentions by their label, on one line."""
+    text = ANGLE.sub(lambda m: m.group(1).partition("|")[2] or "…", text)
+    return one_line(html.unescape(text))
+
+
+def split_replies(c: Conversation) -> list[Conversation]:
+    """``--replies-as-threads``: the channel without its replies, then one conversation per
+    Slack thread with replies, a child of the channel's, titled by its first message."""
+    main = [m for m in c.messages if not m.is_reply]
+    groups: dict[str, list[Planned]] = {}
+    for m in c.messages:
+        if m.is_reply:
+            groups.setdefault(m.thread_ts, []).append(m)
+    first = {m.ts: m for m in main}
+    out = [replace(c, messages=main)]
+    for thread_ts, replies in groups.items():
+        opener = first.get(thread_ts)
+        words = _plain(opener.text if opener else replies[0].text)[:80]
+        out.append(
+            replace(
+                c,
+                id=f"{c.id}-{thread_ts}",
+                title=f"{c.title} · {words}"[:200] if words else c.title,
+                messages=replies,
+                channel=c.channel,
+                parent=c.id,
+                archived=False,
+            )
+        )
+    return out
 
 
 @dataclass
@@ -168,4 +215,5 @@ def _planned(m: shapes.Message, sent_at: int, where: str, plan: Plan) -> Planned
         deleted=deleted,
         reactions=reactions,
         files=files,
+        thread_ts=m.thread_ts,
     )

@@ -25,12 +25,25 @@ class Command(BaseCommand):
             "into the house (without it, messages keep links to them)",
         )
 
-    def handle(self, *args, file, house, token_env=None, **options):
+        parser.add_argument(
+            "--replies-as-threads",
+            action="store_true",
+            help="each Slack thread of replies becomes a thread of its own (a child of its "
+            "channel's); by default replies stay in their channel's thread, in time order",
+        )
+
+    def handle(self, *args, file, house, token_env=None, replies_as_threads=False, **options):
         token = os.environ.get(token_env, "") if token_env else ""
         if token_env and not token:
             raise CommandError(f"{token_env} is not set.")
         try:
-            done = import_slack(file, house_name=house, token=token, progress=self._progress)
+            done = import_slack(
+                file,
+                house_name=house,
+                token=token,
+                replies_as_threads=replies_as_threads,
+                progress=self._progress,
+            )
         except ArchiveError as exc:
             raise CommandError(f"{file}: {exc}") from None
         except FileNotFoundError:

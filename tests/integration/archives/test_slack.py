@@ -181,3 +181,19 @@ def test_a_person_who_confirms_the_same_email_claims_their_history(tmp_path, fil
 
     secret = Thread.objects.get(title="secret-plans")
     assert client_for(real).get(f"/threads/{secret.id}/").status_code == 200
+
+
+def test_by_option_a_thread_of_replies_becomes_a_thread_of_its_own(tmp_path, files_on_disk):
+    path = tmp_path / "slack.zip"
+    write_export(path)
+    call_command("import_slack", str(path), house="Moved in", replies_as_threads=True)
+    general = Thread.objects.get(title="#general")
+    child = Thread.objects.get(parent=general)
+    assert child.title == "#general · *bold* and ~gone~ and `code *stays*`"
+    texts = [c.payload.text for c in chats(child.title)]
+    assert texts == ["a reply in the thread"]
+    assert "a reply in the thread" not in [c.payload.text for c in chats("#general")]
+    # The reply keeps the id it has without the option: Slack's channel and time.
+    assert chats(child.title)[0].id == "slack:C1:1700000003.000400"
+    created = entries_of(child.title)[0]
+    assert created.payload.parentThreadId == general.id
