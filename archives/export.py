@@ -27,7 +27,7 @@ from archives import format as fmt
 from attachments import storage
 from attachments.models import Attachment
 from houses.house_log import house_stream_name
-from houses.models import House, Membership
+from houses.models import Agent, House, Membership
 from streams.errors import StreamNotFound
 from threads.log import log_reader
 from threads.models import Thread, ThreadRead
@@ -111,14 +111,13 @@ def export_house(
         counts = fmt.Counts()
         out.add(fmt.HOUSE, fmt.encode(fmt.HouseDoc(house.slug, house.name, _iso(house.created_at))))
         people = _people(house)
-        out.add(fmt.PEOPLE, fmt.encode(people))
         bots = [_bot(b) for b in house.bots.order_by("created_at", "pk")]
         out.add(fmt.BOTS, fmt.encode(bots))
-        counts.people, counts.bots = len(people), len(bots)
 
-        docs = []
+        docs, authors = [], set()
         for thread in threads:
             lines = raw_log(thread.stream_name)
+            authors |= authors_of(lines)
             if drop_deleted_text:
                 lines = drop_deleted(lines)
             out.add(fmt.thread_member(thread.id), b"".join(line + b"\n" for line in lines))
@@ -130,6 +129,12 @@ def export_house(
         counts.threads = len(docs)
 
         house_lines = raw_log(house_stream_name(house.id))
+        authors |= authors_of(house_lines)
+        authors |= {row.uploader_id for row in files}
+        former = _former(authors - {p.agentId for p in people} - {b.agentId for b in bots})
+        people += former  # people who left: their entries stay, so do their names
+        out.add(fmt.PEOPLE, fmt.encode(people))
+        counts.people, counts.bots = len(people), len(bots)
         out.add(fmt.HOUSE_LOG, b"".join(line + b"\n" for line in house_lines))
         counts.houseEntries = len(house_lines)
 
@@ -185,6 +190,40 @@ def _people(house: House) -> list[fmt.PersonDoc]:
             )
         )
     return people
+
+
+class _Author(msgspec.Struct, gc=False):
+    authorId: str | None = None
+
+
+_author = msgspec.json.Decoder(_Author)
+
+
+def authors_of(lines: list[bytes]) -> set[str]:
+    out = set()
+    for line in lines:
+        try:
+            found = _author.decode(line).authorId
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        if found:
+            out.add(found)
+    return out
+
+
+def _former(agent_ids: set[str]) -> list[fmt.PersonDoc]:
+    rows = Agent.objects.filter(pk__in=agent_ids, kind=Agent.Kind.PERSON).select_related("user")
+    return [
+        fmt.PersonDoc(
+            agentId=a.id,
+            username=a.user.get_username(),
+            handle=a.handle,
+            displayName=a.display_name,
+            role="former",
+            email=a.user.email or "",
+        )
+        for a in rows.order_by("pk")
+    ]
 
 
 def _bot(bot) -> fmt.BotDoc:

@@ -76,7 +76,8 @@ class PersonDoc(Doc):
     username: Annotated[str, Meta(min_length=1, max_length=150)]
     handle: Annotated[str, Meta(min_length=1, max_length=32)]
     displayName: Annotated[str, Meta(min_length=1, max_length=100)]
-    role: Annotated[str, Meta(pattern=r"^(owner|member)$")]
+    # "former": no longer in the house, but their entries are (they keep their names).
+    role: Annotated[str, Meta(pattern=r"^(owner|member|former)$")]
     email: Annotated[str, Meta(max_length=254)] = ""
     joinedAt: Short = ""
 

@@ -89,7 +89,7 @@ def link_person(
     handle: str,
     display_name: str,
     email: str = "",
-    role: str = Membership.Role.MEMBER,
+    role: str | None = Membership.Role.MEMBER,
     source: str = "archive",
 ) -> tuple[Agent, bool]:
     """The person here for an imported principal, a member of ``house`` (see the module),
@@ -106,7 +106,10 @@ def link_person(
     made = agent is None
     if agent is None:
         agent = _placeholder(agent_id, username, handle, display_name, email, source)
-    Membership.objects.get_or_create(house=house, user_id=agent.user_id, defaults={"role": role})
+    if role is not None:  # None: someone who left the house (their entries stay)
+        Membership.objects.get_or_create(
+            house=house, user_id=agent.user_id, defaults={"role": role}
+        )
     return agent, made
 
 

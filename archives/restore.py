@@ -200,7 +200,7 @@ class _Restore:
                 handle=p.handle,
                 display_name=p.displayName,
                 email=p.email,
-                role=p.role,
+                role=None if p.role == "former" else p.role,
             )
             if made_now:  # an abandoned import removes only the placeholders it made
                 self.ids["placeholders"].append(agent.user_id)

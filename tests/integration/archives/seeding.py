@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from houses.membership import add_member, remove_member
 from houses.models import Agent, House
 from tests.factories import make_bot, make_house, make_user
 from tests.integration.attachments.files import png
@@ -111,6 +112,12 @@ def seed_house() -> Seeded:
     old = create_thread(house=house, title="Old news", by=owner.agent)
     _post(o, old, "archived words")
     archive_thread(old, by=owner.agent)
+
+    # Someone who wrote and then left: their message keeps their name.
+    fred = make_user("fred")
+    add_member(house, fred)
+    _post(client_for(fred), plans, "bye all, fred here")
+    remove_member(house.memberships.get(user=fred), by=owner.agent)
 
     # Read positions: the member has read Plans, the guest nothing.
     assert m.get(f"/threads/{plans.id}/").status_code == 200

@@ -29,6 +29,7 @@ def wipe_server(house: House, files_dir) -> None:
     streams = [t.stream_name for t in Thread.objects.filter(house=house)]
     streams.append(house_stream_name(house.id))
     users = list(get_user_model().objects.filter(memberships__house=house))
+    users += list(get_user_model().objects.filter(username="fred"))  # left the house
     house.delete()
     for user in users:
         user.delete()
@@ -60,8 +61,11 @@ def test_a_restored_house_looks_and_searches_like_the_original(files_on_disk, tm
         assert read_entries(thread_id)[0] == entries
     diff = differences(before, snapshot(restored, "acme"))
     assert diff == [], "\n\n".join(diff)
-    # Nobody here had these people: they are placeholders, with the emails they had.
-    assert Placeholder.objects.count() == 3
+    # Nobody here had these people: they are placeholders, with the emails they had; the
+    # one who left is one too, in no house, so their message keeps their name.
+    assert Placeholder.objects.count() == 4
+    fred = User.objects.get(username="fred")
+    assert not fred.memberships.exists() and fred.agent.display_name == "fred"
     assert restored[0].email == "olive@example.org" and not restored[0].has_usable_password()
     assert ImportRecord.objects.get().state == "done"
 
