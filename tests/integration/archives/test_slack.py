@@ -197,3 +197,31 @@ def test_by_option_a_thread_of_replies_becomes_a_thread_of_its_own(tmp_path, fil
     assert chats(child.title)[0].id == "slack:C1:1700000003.000400"
     created = entries_of(child.title)[0]
     assert created.payload.parentThreadId == general.id
+
+
+def test_an_interrupted_slack_import_resumes_without_duplicates(
+    tmp_path, files_on_disk, monkeypatch
+):
+    from archives.slack import importer
+
+    path = tmp_path / "slack.zip"
+    write_export(path)
+    real = importer._Import._conversation
+    calls = {"n": 0}
+
+    def dies_on_second(self, house, c, client):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("the process died")
+        return real(self, house, c, client)
+
+    monkeypatch.setattr(importer._Import, "_conversation", dies_on_second)
+    with pytest.raises(RuntimeError):
+        call_command("import_slack", str(path), house="Moved in")
+    monkeypatch.setattr(importer._Import, "_conversation", real)
+    call_command("import_slack", str(path), house="Moved in")
+    assert Thread.objects.count() == 4
+    for thread in Thread.objects.all():
+        entries = read_entries(thread.id)[0]
+        assert len({e.id for e in entries}) == len(entries)
+    assert len(chats("#general")) == 7
