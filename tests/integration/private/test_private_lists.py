@@ -124,3 +124,19 @@ def test_mail_drops_a_notice_of_a_thread_they_left(world, salaries):
     assert _still_news(world.member.pk, [notice]) == [notice]
     privacy.remove_member(salaries, world.member.agent.pk, world.owner.agent)
     assert _still_news(world.member.pk, [notice]) == []
+
+
+def test_a_bot_outside_it_is_refused_by_the_sandbox_proxy(world, salaries):
+    """A bot's sandbox token for the private thread's stream: 404 unless the bot is in it,
+    as for a stream that doesn't exist."""
+    from arbe_site.ids import random_id
+
+    answers = []
+    for stream in (salaries.stream_name, f"arbe-thread-{random_id(10)}"):
+        client = world.jwt_client(world.jwt(stream=stream))
+        response = client.get(f"/api/stream/{stream}", {"offset": "-1"})
+        answers.append((response.status_code, response.content.replace(stream.encode(), b"")))
+    assert answers[0] == answers[1] and answers[0][0] == 404
+    privacy.add_member(salaries, world.bot.pk, world.owner.agent)
+    client = world.jwt_client(world.jwt(stream=salaries.stream_name))
+    assert client.get(f"/api/stream/{salaries.stream_name}", {"offset": "-1"}).status_code == 200
