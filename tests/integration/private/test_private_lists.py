@@ -140,3 +140,18 @@ def test_a_bot_outside_it_is_refused_by_the_sandbox_proxy(world, salaries):
     privacy.add_member(salaries, world.bot.pk, world.owner.agent)
     client = world.jwt_client(world.jwt(stream=salaries.stream_name))
     assert client.get(f"/api/stream/{salaries.stream_name}", {"offset": "-1"}).status_code == 200
+
+
+def test_the_cli_lists_it_to_its_members_only(world, salaries):
+    """``arbe threads``, ``arbe inbox``, ``arbe search`` and ``arbe read`` use the API."""
+    from tests.integration.test_cli import Terminal
+
+    post(world, world.owner, "@mia @ari zebracorn totals", salaries)
+    mia, ari = Terminal(world.member), Terminal(world.author)
+    assert salaries.id in mia("threads", "h").out and "Salaries" in mia("inbox").out
+    assert salaries.id in mia("search", "zebracorn").out
+    assert "Plans" in ari("threads", "h").out and salaries.id not in ari("threads", "h").out
+    assert "Salaries" not in ari("inbox").out and salaries.id not in ari("search", "zebracorn").out
+    refused, missing = ari("read", salaries.id), ari("read", "nothere123")
+    assert refused.code == missing.code == 1
+    assert refused.err.replace(salaries.id, "X") == missing.err.replace("nothere123", "X")
