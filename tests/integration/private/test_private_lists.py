@@ -155,3 +155,23 @@ def test_the_cli_lists_it_to_its_members_only(world, salaries):
     refused, missing = ari("read", salaries.id), ari("read", "nothere123")
     assert refused.code == missing.code == 1
     assert refused.err.replace(salaries.id, "X") == missing.err.replace("nothere123", "X")
+
+
+def test_a_former_member_who_wrote_only_there_stays_unknown_to_outsiders(world):
+    """The members API names former authors of what the caller reads, nothing more."""
+    from houses.membership import add_member, remove_member
+    from houses.models import Membership
+    from tests.factories import make_user
+
+    zed = make_user("zed")
+    add_member(world.house, zed)
+    secret = privacy.start_private(world.house, "Quiet", world.owner.agent, [zed.agent.pk])
+    post(world, zed, "my last words", secret)
+    remove_member(Membership.objects.get(house=world.house, user=zed))
+
+    def former(user):
+        answer = get(world, user, "/api/houses/h/members", authors=zed.agent.pk).json()
+        return [row["agentId"] for row in answer["former"]]
+
+    assert former(world.owner) == [zed.agent.pk]
+    assert former(world.author) == []
