@@ -13,7 +13,14 @@ from django.views.decorators.http import require_http_methods
 from arbe_site.api import BadInput, api_view, error, json_response, parse_json, people_only
 from arbe_site.concurrency import in_thread
 from dispatch.botcheck import check_bot as run_check
-from houses.access import access_house, access_owned_bot, access_owned_house, houses_of
+from houses.access import (
+    access_house,
+    access_owned_bot,
+    access_owned_house,
+    house_threads,
+    houses_of,
+    read_by,
+)
 from houses.membership import (
     HandleTaken,
     LastOwnerError,
@@ -103,14 +110,15 @@ def author_ids(text: str) -> set[str]:
     return ids
 
 
-def former_authors(house, ids: set[str]) -> list[Agent]:
-    """Of ``ids``, the house's retired bots and the people who wrote in its threads and have
-    left it: their messages keep their names. Anyone else stays unknown (nothing leaks about
-    people who never wrote here)."""
+def former_authors(house, ids: set[str], reader) -> list[Agent]:
+    """Of ``ids``, the house's retired bots and the people who wrote in its threads (those
+    ``reader`` reads) and have left it: their messages keep their names. Anyone else stays
+    unknown (nothing leaks about people who never wrote where the reader reads)."""
     if not ids:
         return []
     wrote = set(
         EntryLocation.objects.filter(thread__house=house, author_id__in=ids)
+        .filter(read_by(reader, "thread__"))
         .values_list("author_id", flat=True)
         .distinct()
     )
@@ -143,7 +151,8 @@ def members(request, slug):
         if "authors" in request.GET:
             known = {m.user.agent.id for m in rows} | {b.id for b in bots}
             asked = author_ids(request.GET["authors"]) - known
-            answer["former"] = [former_row(a) for a in former_authors(house, asked)]
+            former = former_authors(house, asked, request.principal.user)
+            answer["former"] = [former_row(a) for a in former]
         return json_response(answer)
     house = access_owned_house(request.principal, slug).house
     body = parse_json(request, AddMemberBody)
@@ -246,7 +255,7 @@ async def check_bot(request, slug, handle):
 @require_http_methods(["GET"])
 def houses(request):
     user = people_only(request.principal).user
-    return json_response({"houses": rollups(with_rollup(houses_of(user)))})
+    return json_response({"houses": rollups(with_rollup(houses_of(user), user))})
 
 
 @api_view
@@ -258,9 +267,10 @@ def house(request, slug):
     from threads.paging import limit_of, page_of
 
     access = access_house(request.principal, slug)
-    live = access.house.threads.filter(archived_at__isnull=True)
+    user = request.principal.user
+    live = house_threads(user, access.house.pk).filter(archived_at__isnull=True)
     page = page_of(live, request.GET.get("cursor", ""), limit_of(request.GET.get("limit")))
-    row = house_rollup(access.house, page.rows if not request.GET.get("cursor") else ())
+    row = house_rollup(access.house, user, page.rows if not request.GET.get("cursor") else ())
     for thread in page.rows:
         thread.house = access.house  # no query per row for the slug
     threads = [thread_row(t) for t in page.rows]
