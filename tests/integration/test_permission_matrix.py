@@ -6,7 +6,8 @@ No answer, body or header, may ever contain the service secret. Routes: posting,
 reading entries, both stream proxies, thread lists and creation, and (issue 33) uploading and
 fetching files, removing a message's files (its author or an owner), renaming a thread (an
 owner or its starter) and registering a push device; (issue 34) the sidebar's pages, the
-inbox API and the add-the-demo-bot shortcut.
+inbox API and the add-the-demo-bot shortcut; (issue 35) opening a direct conversation,
+making a thread private and adding a member to it.
 """
 
 import json
@@ -51,6 +52,11 @@ MATRIX = {
     "sidebar_page": [302, 404, 200, 200, 200, 302, 302, 302, 200],
     "inbox_api": [401, 200, 200, 200, 200, 403, 403, 401, 200],  # a stranger's is their own
     "demo_bot": [302, 404, 403, 403, 302, 302, 302, 302, 403],  # the owner's: added, back
+    # Issue 35's: a direct conversation (each person's own, with the bot), making the open
+    # thread private (its starter is the owner) and adding a member (it isn't private: 400).
+    "open_direct": [401, 404, 201, 201, 201, 404, 404, 401, 201],
+    "make_private": [401, 404, 403, 403, 200, 403, 404, 401, 403],
+    "add_thread_member": [401, 404, 403, 403, 400, 403, 404, 401, 403],
 }
 
 
@@ -138,6 +144,19 @@ def call(world, route, caller, client, authored_id, file_id=""):
         return client.get("/api/inbox")
     if route == "demo_bot":
         return client.post("/houses/h/bots/demo")
+    if route == "open_direct":
+        body = json.dumps({"members": [world.bot.id]})
+        return client.post("/api/houses/h/direct", body, content_type="application/json")
+    if route == "make_private":
+        body = json.dumps({"members": [world.member.agent.id]})
+        return client.post(
+            f"/api/threads/{thread.id}/private", body, content_type="application/json"
+        )
+    if route == "add_thread_member":
+        body = json.dumps({"agentId": world.author.agent.id})
+        return client.post(
+            f"/api/threads/{thread.id}/members", body, content_type="application/json"
+        )
     raise AssertionError(route)
 
 

@@ -24,7 +24,9 @@ def test_a_direct_conversation_opens_once_and_reopens(world):
     assert row["title"] == world.owner.agent.display_name  # the other people, for the caller
     assert {m["agentId"] for m in row["members"]} == {world.owner.agent.pk, world.member.agent.pk}
     again = olive.post(
-        "/api/houses/h/direct", {"members": [world.member.agent.pk]}, content_type="application/json"
+        "/api/houses/h/direct",
+        {"members": [world.member.agent.pk]},
+        content_type="application/json",
     )
     assert again.status_code == 200 and again.json()["thread"]["id"] == row["id"]
     assert again.json()["thread"]["title"] == world.member.agent.display_name
