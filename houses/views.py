@@ -39,6 +39,7 @@ from houses.tokens import BadTokenName, issue_token, revoke_token, tokens_of
 from threads.lifecycle import create_thread
 from threads.paging import BadCursor
 from threads.privacy import PrivacyError, start_private
+from threads.people import house_people
 from threads.privacy_pages import agent_ids
 
 
@@ -62,6 +63,7 @@ def house_page(request, slug):
         "form": NewThreadForm(),
         "has_board": facts.has_board,
         "me_name": facts.me_name,
+        "people": house_people(access.house, request.user),  # to message, or to read with
     }
     context |= list_context(access.house, request.user, total=facts.unread)
     context |= sidebar_context(access.house, request.user)

@@ -10,6 +10,7 @@ from houses.models import Agent
 from threads.models import Thread, ThreadMember
 
 NAMED = 4  # names in a direct conversation's title; the rest are counted
+PEOPLE_SHOWN = 40  # people and bots the house page offers to message or add (one query)
 
 
 def members_of(thread: Thread) -> list[Agent]:
@@ -22,6 +23,24 @@ def members_of(thread: Thread) -> list[Agent]:
     return sorted(agents, key=lambda a: (a.kind != Agent.Kind.PERSON, a.display_name.lower()))
 
 
+def house_people(house, user) -> list[Agent]:
+    """The house's people (but ``user``) and active bots, by name, at most ``PEOPLE_SHOWN``:
+    whom the house page offers a direct conversation with, or a private thread."""
+    from django.db.models import Q
+
+    found = (
+        Agent.objects.filter(
+            Q(user__memberships__house=house, user__is_active=True)
+            | Q(kind=Agent.Kind.BOT, house=house, active=True)
+        )
+        .exclude(user=user)
+        .only("id", "display_name", "handle", "kind")
+        .order_by("-kind", "display_name")  # people first
+        .distinct()
+    )
+    return list(found[:PEOPLE_SHOWN])
+
+
 def direct_title(names: Iterable[str], fallback: str) -> str:
     """ "Mia", "Mia, Ari", "Mia, Ari, Jo, Bo and 2 more" (just you: ``fallback``)."""
     names = sorted(names, key=str.lower)
@@ -32,18 +51,33 @@ def direct_title(names: Iterable[str], fallback: str) -> str:
     return ", ".join(names)
 
 
-def direct_titles(threads: Iterable[Thread], viewer_id: str | None) -> dict[str, str]:
-    """Thread id -> its title for ``viewer_id``, for the direct conversations among
-    ``threads`` (one query)."""
+def direct_titles(threads: Iterable[Thread], *, user=None, agent_id=None) -> dict[str, str]:
+    """Thread id -> its title for the viewer (``user``, or ``agent_id``), for the direct
+    conversations among ``threads``: one query, none when there are none."""
     direct = {t.pk: t for t in threads if t.is_direct}
     if not direct:
         return {}
     others: dict[str, list[str]] = {pk: [] for pk in direct}
-    rows = ThreadMember.objects.filter(thread_id__in=list(direct)).exclude(agent_id=viewer_id)
+    rows = ThreadMember.objects.filter(thread_id__in=list(direct))
+    if user is not None:
+        rows = rows.exclude(agent__user_id=user.pk)
+    else:
+        rows = rows.exclude(agent_id=agent_id)
     for thread_id, name in rows.values_list("thread_id", "agent__display_name"):
         others[thread_id].append(name)
     return {pk: direct_title(others[pk], "Just you") for pk in direct}
 
 
-def title_for(thread: Thread, viewer_id: str | None) -> str:
-    return direct_titles([thread], viewer_id).get(thread.pk, thread.title)
+def title_for(thread: Thread, agent_id: str | None) -> str:
+    return direct_titles([thread], agent_id=agent_id).get(thread.pk, thread.title)
+
+
+def label_rows(rows: list[dict], user) -> list[dict]:
+    """Each list row (``{"thread": …}``) with ``title`` as ``user`` sees it and ``kind``
+    (house, private, direct: the lock or the person mark beside it)."""
+    titles = direct_titles([r["thread"] for r in rows], user=user)
+    for row in rows:
+        thread = row["thread"]
+        row["title"] = titles.get(thread.pk, thread.title)
+        row["kind"] = thread.visibility
+    return rows
