@@ -38,8 +38,8 @@ from houses.sidebar import houses_block, rows_page, sidebar_context
 from houses.tokens import BadTokenName, issue_token, revoke_token, tokens_of
 from threads.lifecycle import create_thread
 from threads.paging import BadCursor
-from threads.privacy import PrivacyError, start_private
 from threads.people import house_people
+from threads.privacy import PrivacyError, start_private
 from threads.privacy_pages import agent_ids
 
 

@@ -81,3 +81,40 @@ def label_rows(rows: list[dict], user) -> list[dict]:
         row["title"] = titles.get(thread.pk, thread.title)
         row["kind"] = thread.visibility
     return rows
+
+
+def page_people(access, user) -> dict:
+    """What the thread page shows of who reads it: its members (a private thread), its
+    title for the viewer, whether the viewer may change who reads it, and whom they could
+    add (or make it private with)."""
+    from threads.entry_views import avatar
+    from threads.narration import Name
+
+    thread = access.thread
+    viewer_id = access.principal.agent_id
+    members = members_of(thread)
+    may_manage = thread.created_by_id == viewer_id or access.is_owner
+    inside = {a.pk for a in members}
+    offered = []
+    if may_manage and not thread.is_direct and thread.parent_id is None:
+        offered = [a for a in house_people(thread.house, user) if a.pk not in inside]
+    rows = [
+        {
+            "id": a.pk,
+            "name": a.display_name,
+            "handle": a.handle,
+            "bot": a.is_bot,
+            "avatar": avatar(a.pk, Name(a.display_name, a.handle, a.is_bot)),
+        }
+        for a in members
+    ]
+    shown = thread.title
+    if thread.is_direct:
+        shown = direct_title([a.display_name for a in members if a.pk != viewer_id], "Just you")
+    return {
+        "members": rows,
+        "title_shown": shown,
+        "may_manage": may_manage,
+        "offered": offered,
+        "member_handles": [a.handle for a in members],
+    }
