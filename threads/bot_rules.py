@@ -4,8 +4,8 @@ The director's rules (``dispatch.decide``): a bot whose involvement is ``everyth
 answers every person's message in the house; the bot of a conversation between one person
 and one bot answers that person's every message; a bot in a direct conversation answers
 every message there, and in a private thread only the bots in it take part. They apply
-without a mention, so the page says so where they apply. The conversation rule depends on the viewer and on who has
-spoken, which changes while the page is open: the page gets who has spoken (from the
+without a mention, so the page says so where they apply. The conversation rule depends on
+the viewer and on who has spoken, which changes while the page is open: the page gets who has spoken (from the
 stored entry locations, not the log) and ``static/arbe/bot_rules.js`` keeps the line
 current from the chat entries that arrive.
 """
