@@ -5,9 +5,9 @@ answers every person's message in the house; the bot of a conversation between o
 and one bot answers that person's every message; a bot in a direct conversation answers
 every message there, and in a private thread only the bots in it take part. They apply
 without a mention, so the page says so where they apply. The conversation rule depends on
-the viewer and on who has spoken, which changes while the page is open: the page gets who has spoken (from the
-stored entry locations, not the log) and ``static/arbe/bot_rules.js`` keeps the line
-current from the chat entries that arrive.
+the viewer and on who has spoken, which changes while the page is open: the page gets who
+has spoken (from the stored entry locations, not the log) and ``static/arbe/bot_rules.js``
+keeps the line current from the chat entries that arrive.
 """
 
 from __future__ import annotations
