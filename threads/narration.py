@@ -45,7 +45,7 @@ NAMED = 10  # members a line names; the rest are counted
 
 
 def named(ids: list[str], names: Names) -> str:
-    """"Mia, Olive": by name, at most ``NAMED`` of them."""
+    """ "Mia, Olive": by name, at most ``NAMED`` of them."""
     shown = ", ".join(sorted((names.of(i).display for i in ids), key=str.lower)[:NAMED])
     return shown + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
 
