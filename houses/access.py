@@ -97,16 +97,56 @@ def threads_of(user):
 def read_by(user, prefix: str = "") -> Q:
     """The condition on threads (``prefix``: the path to one, e.g. ``"thread__"``) that
     ``user`` reads *within houses they are in*: open to the house, or with them in it.
-    Callers still narrow to the user's houses (``houses_of``/``threads_of``)."""
-    if user is None or not user.is_authenticated:
+    Callers still narrow to the user's houses (``houses_of``/``threads_of``). ``user`` may
+    be a user id (a background job's)."""
+    if isinstance(user, int):
+        user_id = user
+    elif user is None or not user.is_authenticated:
         return Q(pk__in=[])
-    theirs = ThreadMember.objects.filter(agent__user_id=user.pk).values("thread_id")
+    else:
+        user_id = user.pk
+    theirs = ThreadMember.objects.filter(agent__user_id=user_id).values("thread_id")
     return Q(**{f"{prefix}visibility": Visibility.HOUSE}) | Q(**{f"{prefix}pk__in": theirs})
 
 
 def readable(threads: QuerySet, user) -> QuerySet:
     """``threads`` narrowed to those ``user`` may read (see ``read_by``)."""
     return threads.filter(read_by(user))
+
+
+def hidden_from(user) -> QuerySet:
+    """Ids of the private threads ``user`` doesn't read, in any house: a set for a query
+    that lists rows of many threads by house (search) to leave out."""
+    theirs = ThreadMember.objects.filter(agent__user_id=getattr(user, "pk", None))
+    return (
+        Thread.objects.exclude(visibility=Visibility.HOUSE)
+        .exclude(pk__in=theirs.values("thread_id"))
+        .values("id")
+    )
+
+
+def house_threads(user, house_id) -> QuerySet:
+    """The threads of one house that ``user`` reads (the caller checked the membership:
+    ``access_house``). Every per-house list and count starts here."""
+    return readable(Thread.objects.filter(house_id=house_id), user)
+
+
+def audience(thread_id: str) -> list[int] | None:
+    """Who a house-wide event about ``thread_id`` may reach: None for an open thread (every
+    member of the house), else the user ids of its members (one query). Events carry it as
+    ``readers`` (``event_reaches``) so each socket drops what isn't its person's without a
+    query of its own."""
+    row = Thread.objects.filter(pk=thread_id).values_list("visibility", flat=True).first()
+    if row is None or row == Visibility.HOUSE:
+        return None
+    members = ThreadMember.objects.filter(thread_id=thread_id, agent__user__isnull=False)
+    return sorted(members.values_list("agent__user_id", flat=True))
+
+
+def event_reaches(event: dict, user_id) -> bool:
+    """May a house event (``audience`` in its ``readers``) reach the socket of ``user_id``?"""
+    readers = event.get("readers")
+    return readers is None or user_id in readers
 
 
 def reads_thread(user_or_agent_id, thread: Thread) -> bool:

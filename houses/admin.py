@@ -110,7 +110,7 @@ class HouseAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         # The rollup is computed on read, in SQL (houses.rollup), like GET /api/houses.
-        return with_rollup(super().get_queryset(request))
+        return with_rollup(super().get_queryset(request), None, operator=True)
 
     @admin.display(description="speaking thread")
     def top_thread(self, obj):

@@ -13,7 +13,13 @@ from django.views.decorators.http import require_http_methods
 from arbe_site.api import BadInput, api_view, error, json_response, parse_json, people_only
 from arbe_site.concurrency import in_thread
 from dispatch.botcheck import check_bot as run_check
-from houses.access import access_house, access_owned_bot, access_owned_house, houses_of
+from houses.access import (
+    access_house,
+    access_owned_bot,
+    access_owned_house,
+    house_threads,
+    houses_of,
+)
 from houses.membership import (
     HandleTaken,
     LastOwnerError,
@@ -246,7 +252,7 @@ async def check_bot(request, slug, handle):
 @require_http_methods(["GET"])
 def houses(request):
     user = people_only(request.principal).user
-    return json_response({"houses": rollups(with_rollup(houses_of(user)))})
+    return json_response({"houses": rollups(with_rollup(houses_of(user), user))})
 
 
 @api_view
@@ -258,9 +264,10 @@ def house(request, slug):
     from threads.paging import limit_of, page_of
 
     access = access_house(request.principal, slug)
-    live = access.house.threads.filter(archived_at__isnull=True)
+    user = request.principal.user
+    live = house_threads(user, access.house.pk).filter(archived_at__isnull=True)
     page = page_of(live, request.GET.get("cursor", ""), limit_of(request.GET.get("limit")))
-    row = house_rollup(access.house, page.rows if not request.GET.get("cursor") else ())
+    row = house_rollup(access.house, user, page.rows if not request.GET.get("cursor") else ())
     for thread in page.rows:
         thread.house = access.house  # no query per row for the slug
     threads = [thread_row(t) for t in page.rows]

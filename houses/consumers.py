@@ -23,7 +23,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
-from houses.access import access_house
+from houses.access import access_house, event_reaches, house_threads
 from houses.fragments import list_fragment, row_fragment
 from houses.revocation import Reader, ends, socket_session_end, stop_waiting, user_group
 from houses.yours_socket import YoursFollower
@@ -43,13 +43,16 @@ def house_access(user, slug):
 RESYNC_S = 30.0
 
 
-def rows_fingerprint(house_id: int) -> tuple:
+def rows_fingerprint(house_id: int, user=None) -> tuple:
     """What changes whenever a row of the house's list would: threads coming, going or
     archived, any status write (``status_rev``), any new entry (``last_entry_ts``: a rename
     or an archive is an entry too)."""
     from django.db.models import Count, Max, Q, Sum
 
-    rows = Thread.objects.filter(house_id=house_id)
+    # The rows this person sees (``user`` None: every row, for the bench).
+    rows = (
+        Thread.objects.filter(house_id=house_id) if user is None else house_threads(user, house_id)
+    )
     found = rows.aggregate(
         live=Count("pk", filter=Q(archived_at__isnull=True)),
         latest=Max("last_entry_ts"),
@@ -88,7 +91,7 @@ class HouseConsumer(YoursFollower, AsyncWebsocketConsumer):
         self.resync = asyncio.create_task(self.resync_forever())
 
     async def send_list(self) -> None:
-        self.fingerprint = await database_sync_to_async(rows_fingerprint)(self.house_id)
+        self.fingerprint = await database_sync_to_async(rows_fingerprint)(self.house_id, self.user)
         await self.send(
             text_data=await database_sync_to_async(list_fragment)(self.house_id, self.user)
         )
@@ -99,14 +102,14 @@ class HouseConsumer(YoursFollower, AsyncWebsocketConsumer):
             await asyncio.sleep(RESYNC_S)
             if self.reader is None:
                 return
-            now = await database_sync_to_async(rows_fingerprint)(self.house_id)
+            now = await database_sync_to_async(rows_fingerprint)(self.house_id, self.user)
             if now != self.fingerprint and self.reader is not None:
                 await self.send_list()
 
     async def thread_status(self, event):
         # Rendered per connection: the row carries this person's unread count.
-        if self.reader is None:  # ended: a row already queued is not sent
-            return
+        if self.reader is None or not event_reaches(event, self.user.pk):
+            return  # ended (a row already queued is not sent), or a private thread not theirs
         html = await database_sync_to_async(row_fragment)(self.house_id, event["thread"], self.user)
         if html:
             await self.send(text_data=html)
@@ -133,6 +136,10 @@ class HouseConsumer(YoursFollower, AsyncWebsocketConsumer):
         if self.reader is not None and ends(event, self.reader):
             await self.stop_following()
             await self.close(code=event["code"])
+        elif (
+            self.reader is not None and event.get("thread") and event.get("house") == self.house_id
+        ):
+            await self.send_list()  # out of a private thread: its row leaves the list
 
     async def stop_following(self) -> None:
         """Out of the house's groups: no row reaches a socket whose right ended."""

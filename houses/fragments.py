@@ -7,6 +7,7 @@ from typing import NamedTuple
 from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, Subquery
 from django.template.loader import render_to_string
 
+from houses.access import readable
 from notify.yours import mentions_of
 from threads.fragments import Names, house_names
 from threads.models import Thread
@@ -111,6 +112,7 @@ def with_reads(threads, user):
     chat past it) and ``read_mentions`` (the person's unread inbox items there: the badge)."""
     if user is None:
         return threads
+    threads = readable(threads, user)  # a private thread is in its members' lists only
     mine = FilteredRelation("reads", condition=Q(reads__user=user))
     return threads.annotate(mine=mine).annotate(
         read_seq=F("mine__read_seq"),

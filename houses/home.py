@@ -20,7 +20,7 @@ SPEAKS = ("working", "blocked", "error")  # an idle or replied house has nothing
 
 def house_rows(user, houses=None) -> tuple[list[dict], int]:
     """The person's houses as rows, and their unread total across all of them."""
-    houses = list(with_rollup(houses if houses is not None else houses_of(user)))
+    houses = list(with_rollup(houses if houses is not None else houses_of(user), user))
     unread = house_unread(user, [h.pk for h in houses])
     rows = []
     for house, row in zip(houses, rollups(houses), strict=True):

@@ -14,7 +14,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
-from houses.access import houses_of
+from houses.access import event_reaches, houses_of
 from houses.home import house_row_fragment, house_rows
 from houses.revocation import Reader, ends, socket_session_end, stop_waiting, user_group
 from houses.yours_socket import YoursFollower, bell_fragment, notice_fragment
@@ -100,7 +100,7 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
         self.groups_joined.append(group)
 
     async def thread_status(self, event):
-        if self.inbox_view or self.bar_view:
+        if self.inbox_view or self.bar_view or not event_reaches(event, self.user.pk):
             return
         html = await database_sync_to_async(_row_for_thread)(self.user, event["thread"])
         if html:
@@ -122,6 +122,14 @@ class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
 
     async def access_revoked(self, event):
         house = event.get("house")
+        if event.get("thread"):  # out of a private thread: its house's row and items redraw
+            if self.inbox_view:
+                await self.send(text_data=await database_sync_to_async(_inbox_list)(self.user))
+            elif self.bar_view:
+                await self.send(text_data=await database_sync_to_async(bell_fragment)(self.user))
+            else:
+                await self.thread_status({"thread": event["thread"]})
+            return
         if house is None:  # signed out, a new password, deactivated: if it's this session's
             if self.reader is not None and ends(event, self.reader):
                 self.reader = None

@@ -131,10 +131,15 @@ def _membership_deleted(sender, instance, **kwargs) -> None:
 
 def _thread_member_deleted(sender, instance, **kwargs) -> None:
     from houses.models import Agent
+    from threads.models import Thread
 
     user_id = Agent.objects.filter(pk=instance.agent_id).values_list("user_id", flat=True).first()
-    if user_id is not None:  # a bot's sandbox reads by token for one reply; fenced there
-        revoke(user_id, NO_ACCESS, thread=instance.thread_id)
+    if user_id is None:  # a bot's sandbox reads by token for one reply; fenced there
+        return
+    # The house rides along: the person's house and houses pages redraw their lists
+    # without the thread (their reads of the house go on: ``ends`` wants the thread too).
+    house = Thread.objects.filter(pk=instance.thread_id).values_list("house_id", flat=True)
+    revoke(user_id, NO_ACCESS, thread=instance.thread_id, house=house.first())
 
 
 def _remember_token(sender, instance, **kwargs) -> None:

@@ -15,7 +15,7 @@ from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from houses.access import houses_of
+from houses.access import event_reaches, houses_of, read_by
 from houses.sidebar import bell_fragment, houses_fragment, row_fragment, rows_fragment
 
 __all__ = ["YoursFollower", "bell_fragment", "frames", "notice_fragment"]
@@ -30,6 +30,7 @@ def notice_fragment(user, entry_id: str, current: str = "") -> str:
     item = (
         InboxItem.objects.select_related("thread", "house")
         .filter(user=user, entry_id=entry_id, house__in=houses_of(user).values("pk"))
+        .filter(read_by(user, "thread__"))
         .first()
     )
     if item is None:
@@ -99,7 +100,7 @@ class YoursFollower:
         self.yours_groups = None
 
     async def send_yours(self, event: dict) -> None:
-        if self.yours_groups is None:
+        if self.yours_groups is None or not event_reaches(event, self.user.pk):
             return
         html = await database_sync_to_async(frames)(
             self.user,

@@ -51,7 +51,9 @@ def after_append(thread_id: str, entries: Sequence[Entry]) -> None:
     asked = _asked_now(thread_id, chats) if chats else {}
     thread = None
     if mentioning or asked:
-        thread = Thread.objects.filter(pk=thread_id).only("house_id", "chat_seq").first()
+        thread = (
+            Thread.objects.filter(pk=thread_id).only("house_id", "chat_seq", "visibility").first()
+        )
     if thread is not None:
         # Positions as threads.unread just counted them (it ran first at the seam).
         first = thread.chat_seq - len(chats)

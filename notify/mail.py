@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from houses.access import read_by
 from houses.names import one_line
 from notify.models import Channel, Notice, NotifySettings, ThreadMode, ThreadNotify
 from ops import metrics
@@ -103,7 +104,9 @@ def _still_news(user_id: int, notices: list[Notice]) -> list[Notice]:
     readable = set(
         Thread.objects.filter(
             pk__in=threads, house__memberships__user_id=user_id, archived_at__isnull=True
-        ).values_list("pk", flat=True)
+        )
+        .filter(read_by(user_id))  # out of a private thread since: not news to them
+        .values_list("pk", flat=True)
     )
     deleted = set(
         EntryLocation.objects.filter(

@@ -1,8 +1,9 @@
 """Reading the inbox index (``notify.inbox`` writes it): the inbox list, the bell's count and
 the per-thread and per-house mention counts the sidebar and the house page show.
 
-Membership is checked on every read through ``houses.access.houses_of``: a person removed
-from a house sees nothing of it, whatever items the index still holds. An item is unread
+Membership is checked on every read through ``houses.access.houses_of`` and ``read_by``: a
+person removed from a house, or from a private thread, sees nothing of it, whatever items the
+index still holds. An item is unread
 while it was not marked read from the inbox (``read_at``) and the person's read position in
 its thread is before it (``ThreadRead.read_seq < seq``): reading the thread past a mention
 reads it, without any write to the index. Each function is one query.
@@ -18,7 +19,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from arbe_site.events import send_to_group
-from houses.access import houses_of
+from houses.access import houses_of, read_by
 from notify.inbox import inbox_group
 from notify.models import InboxItem
 from threads.models import ThreadRead
@@ -37,6 +38,7 @@ def mine(user):
     """The person's items in houses they belong to, each with ``is_unread``."""
     return (
         InboxItem.objects.filter(user=user, house__in=houses_of(user).values("pk"))
+        .filter(read_by(user, "thread__"))  # out of a private thread: its items are hidden
         .annotate(read_seq=_read_seq())
         .annotate(
             is_unread=ExpressionWrapper(

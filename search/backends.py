@@ -58,6 +58,8 @@ class Plan:
 
     # The viewer's houses as SQL: a subquery from ``houses.access.houses_of``, or ids.
     houses: tuple[str, list]
+    # Private threads of those houses the viewer isn't in (``houses.access.hidden_from``).
+    hidden: tuple[str, list] | None = None
     positive: list[Term] = field(default_factory=list)
     negative: list[Term] = field(default_factory=list)
     authors: list[str] | None = None  # None: anyone
@@ -145,6 +147,9 @@ class SearchBackend:
             "d.thread_id NOT IN (SELECT id FROM threads_thread WHERE archived_at IS NOT NULL)",
         ]
         params: list = list(house_params)
+        if plan.hidden is not None:
+            where.append(f"d.thread_id NOT IN ({plan.hidden[0]})")
+            params += plan.hidden[1]
         if plan.authors is not None:
             where.append(f"d.author_id IN ({placeholders(plan.authors)})")
             params += plan.authors

@@ -3,7 +3,8 @@ backend, and shape one page of results.
 
 Every house in a plan comes from ``houses.access.houses_of``: a house the viewer isn't
 in never appears, ``in:`` resolves only among their houses, and an unknown house or
-handle simply finds nothing (it says nothing about whether it exists).
+handle simply finds nothing (it says nothing about whether it exists). A private thread
+the viewer isn't in is left out (``houses.access.hidden_from``): its messages aren't found.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from houses.access import houses_of
+from houses.access import hidden_from, houses_of
 from houses.models import Agent, House
 from search.backends import RELEVANCE_WINDOW, START, STOP, Plan, Row, backend
 from search.query import BadQuery, Query, day_start_ms, parse_query, today_in
@@ -123,7 +124,13 @@ def plan_for(
     else:
         sql, params = houses.values("id").query.sql_with_params()
         scope = (sql, list(params))
-    plan = Plan(houses=scope, positive=query.positive, negative=query.negative)
+    hidden, hidden_params = hidden_from(user).query.sql_with_params()
+    plan = Plan(
+        houses=scope,
+        hidden=(hidden, list(hidden_params)),
+        positive=query.positive,
+        negative=query.negative,
+    )
     if query.authors:
         plan.authors = _agent_ids(query.authors, houses, viewer_agent_id)
         if not plan.authors:

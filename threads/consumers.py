@@ -174,6 +174,10 @@ class ThreadConsumer(YoursFollower, AsyncWebsocketConsumer):
             self.reader = None
             await self.stop_following()
             await self.close(code=event["code"])
+        elif (
+            self.reader is not None and event.get("thread") and event.get("house") == self.house_id
+        ):
+            await self.send_yours({"type": "inbox.changed"})  # out of another: the sidebar redraws
 
     # -- the sidebar: house events and reads of this person (houses.yours_socket) --------
 

@@ -14,7 +14,7 @@ from django.db import close_old_connections
 from django.db.models import Q
 
 from arbe_site.events import send_to_group
-from threads.models import Thread
+from threads.models import Thread, Visibility
 
 logger = logging.getLogger(__name__)
 THROTTLE_S = 1.0
@@ -31,9 +31,15 @@ def bump_last_entry_ts(thread_id: str, ts: int) -> int:
 
 def announce_row(thread_id: str) -> None:
     """Tell the house's live pages that a thread row moved; the row stays the truth."""
-    house_id = Thread.objects.filter(pk=thread_id).values_list("house_id", flat=True).first()
-    if house_id is not None:
-        send_to_group(f"house-{house_id}", {"type": "thread.row", "thread": thread_id})
+    from houses.access import audience
+
+    row = Thread.objects.filter(pk=thread_id).values_list("house_id", "visibility").first()
+    if row is None:
+        return
+    event = {"type": "thread.row", "thread": thread_id}
+    if row[1] != Visibility.HOUSE:  # a private thread: only its members' pages hear of it
+        event["readers"] = audience(thread_id)
+    send_to_group(f"house-{row[0]}", event)
 
 
 class RecencyThrottle:

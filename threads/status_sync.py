@@ -84,7 +84,11 @@ def _tail_offset(thread: Thread) -> str:
 
 def announce(thread: Thread, status: ThreadStatus) -> None:
     """Tell the house's live pages; the stored row stays the truth if this is lost."""
+    from houses.access import audience
+
     event = {"type": "thread.status", "thread": thread.pk, "status": status.state}
+    if thread.is_private:  # only its members' pages hear of a private thread
+        event["readers"] = audience(thread.pk)
     send_to_group(f"house-{thread.house_id}", event)
 
 

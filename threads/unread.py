@@ -152,8 +152,11 @@ def unread_sum(user, house_id):
     among it. The deleted are counted over the house's deleted chat (few), not thread by
     thread (a house may have thousands), so the total costs what it did before deletions
     counted."""
+    from houses.access import read_by
+
     behind = (
         Thread.objects.filter(house_id=house_id, archived_at__isnull=True)
+        .filter(read_by(user))  # a private thread counts for its members only
         .values("house_id")
         .annotate(n=Sum(_behind(user)))
         .values("n")[:1]
@@ -161,6 +164,7 @@ def unread_sum(user, house_id):
     read = ThreadRead.objects.filter(user=user, thread=OuterRef("thread")).values("read_seq")[:1]
     gone = (
         EntryLocation.objects.filter(thread__house_id=house_id, thread__archived_at__isnull=True)
+        .filter(read_by(user, "thread__"))
         .exclude(deleted_by="")
         .filter(seq__gt=Coalesce(Subquery(read), Value(0)))  # seq 0: position not known
         .order_by()

@@ -97,7 +97,7 @@ def test_the_list_apis_follow_a_cursor(world):
     from houses.models import House
     from houses.rollup import rollups, with_rollup
 
-    (whole,) = rollups(with_rollup(House.objects.filter(pk=world.house.pk)))
+    (whole,) = rollups(with_rollup(House.objects.filter(pk=world.house.pk), world.member))
     assert house == whole  # the same rollup as the SQL one over every live thread
     bad = client.get("/api/threads", {"cursor": "../../etc"})
     assert bad.status_code == 400 and "cursor" in bad.json()["error"]
