@@ -264,7 +264,8 @@
       // Anyone in a private thread may leave it: their own row's button, worded so.
       '#people li[data-agent="' + v + '"] .member-remove { display: block; }\n' +
       '#people li[data-agent="' + v + '"] .as-remove { display: none; }\n' +
-      '#people li[data-agent="' + v + '"] .as-leave { display: inline; }'
+      '#people li[data-agent="' + v + '"] .as-leave { display: inline; }\n' +
+      '#people li[data-agent="' + v + '"] .person-name::after { content: " (you)"; color: var(--muted); }'
     );
     document.adoptedStyleSheets = document.adoptedStyleSheets.concat([sheet]);
   }
