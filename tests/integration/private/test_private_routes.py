@@ -133,3 +133,23 @@ def test_the_pages_forms(world):
     assert world.author.agent.pk not in members(private)
     olive.post(f"/threads/{world.thread.pk}/private", {"member": [world.member.agent.pk]})
     assert Thread.objects.get(pk=world.thread.pk).visibility == "private"
+
+
+def test_ctrl_k_offers_threads_you_read_and_people_to_message(world):
+    dm, _ = privacy.open_direct(world.house, world.member.agent, [world.owner.agent.pk])
+    mia = world.client_for(world.member).get("/threads/jump", {"q": "oli"}).json()
+    assert [t["title"] for t in mia["threads"]] == ["olive"]  # the conversation, by name
+    assert mia["people"] == [
+        {
+            "title": "Message olive",
+            "house": "H",
+            "url": "/houses/h/direct",
+            "agent": world.owner.agent.pk,
+        }
+    ]
+    ari = world.client_for(world.author).get("/threads/jump", {"q": "oli"}).json()
+    assert ari["threads"] == []  # not theirs
+    helper = world.client_for(world.author).get("/threads/jump", {"q": "help"}).json()
+    assert [p["title"] for p in helper["people"]] == ["Message Helper (@helper)"]
+    eve = world.client_for(world.stranger).get("/threads/jump", {"q": "oli"}).json()
+    assert eve["people"] == []  # nobody of another house
