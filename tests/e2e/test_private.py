@@ -75,6 +75,23 @@ class PrivateTests(StrictCase):
         olive.wait_for_url(f"**/threads/{dm.pk}/", timeout=WAIT)
         expect(olive.locator("#entries")).to_contain_text("a word in private, olive")
 
+    def test_a_message_authors_name_and_ctrl_k_open_the_conversation(self):
+        olive, _ = self.open(self.owner)
+        self.say(olive, "who wants the minutes?")
+        mia, _ = self.open(self.member)
+        mia.locator("#entries .entry.chat .who", has_text="olive").click()
+        mia.locator("#who-menu").get_by_role("menuitem", name="Message olive").click()
+        mia.wait_for_url("**/threads/*/", timeout=WAIT)
+        dm = Thread.objects.get(visibility="direct")
+        assert mia.url.endswith(f"/threads/{dm.pk}/")
+        # Ctrl+K from anywhere: the person, and the same conversation again.
+        mia.goto("/houses/h/")
+        mia.keyboard.press("Control+k")
+        mia.locator("#jump-palette input").fill("oli")
+        expect(mia.locator("#jump-list a.person")).to_have_text("Message oliveH", timeout=WAIT)
+        mia.locator("#jump-list a.person").click()
+        mia.wait_for_url(f"**/threads/{dm.pk}/", timeout=WAIT)
+
     def test_a_direct_conversation_with_the_bot_is_answered_without_a_mention(self):
         mia = self.house_page(self.member)
         mia.locator(".people-chips").get_by_role("button", name="@helper").click()
