@@ -23,9 +23,9 @@ def members_of(thread: Thread) -> list[Agent]:
     return sorted(agents, key=lambda a: (a.kind != Agent.Kind.PERSON, a.display_name.lower()))
 
 
-def house_people(house, user) -> list[Agent]:
-    """The house's people (but ``user``) and active bots, by name, at most ``PEOPLE_SHOWN``:
-    whom the house page offers a direct conversation with, or a private thread."""
+def house_people(house, user=None) -> list[Agent]:
+    """The house's people (but ``user``, if given) and active bots, by name, at most
+    ``PEOPLE_SHOWN``: whom a page offers a direct conversation with, or a private thread."""
     from django.db.models import Q
 
     found = (
@@ -33,11 +33,12 @@ def house_people(house, user) -> list[Agent]:
             Q(user__memberships__house=house, user__is_active=True)
             | Q(kind=Agent.Kind.BOT, house=house, active=True)
         )
-        .exclude(user=user)
         .only("id", "display_name", "handle", "kind")
         .order_by("-kind", "display_name")  # people first
         .distinct()
     )
+    if user is not None:
+        found = found.exclude(user=user)
     return list(found[:PEOPLE_SHOWN])
 
 
@@ -83,21 +84,18 @@ def label_rows(rows: list[dict], user) -> list[dict]:
     return rows
 
 
-def page_people(access, user) -> dict:
-    """What the thread page shows of who reads it: its members (a private thread), its
-    title for the viewer, whether the viewer may change who reads it, and whom they could
-    add (or make it private with)."""
+def people_context(thread: Thread, exclude=None) -> dict:
+    """The thread page's people panel, the same for every viewer (it is also sent live to
+    every open page when its members change): the members, and whom the starter or an owner
+    could add (or make it private with; ``exclude``: a user left out of that list)."""
     from threads.entry_views import avatar
     from threads.narration import Name
 
-    thread = access.thread
-    viewer_id = access.principal.agent_id
     members = members_of(thread)
-    may_manage = thread.created_by_id == viewer_id or access.is_owner
     inside = {a.pk for a in members}
     offered = []
-    if may_manage and not thread.is_direct and thread.parent_id is None:
-        offered = [a for a in house_people(thread.house, user) if a.pk not in inside]
+    if not thread.is_direct and thread.parent_id is None:
+        offered = [a for a in house_people(thread.house, exclude) if a.pk not in inside]
     rows = [
         {
             "id": a.pk,
@@ -108,13 +106,31 @@ def page_people(access, user) -> dict:
         }
         for a in members
     ]
+    return {"thread": thread, "members": rows, "offered": offered}
+
+
+def people_fragment(thread_id: str) -> str:
+    """The people panel and the header's line, out of band, after a change of members."""
+    from django.template.loader import render_to_string
+
+    thread = Thread.objects.select_related("house").filter(pk=thread_id).first()
+    if thread is None:
+        return ""
+    return render_to_string("threads/_people.html", people_context(thread) | {"oob": True})
+
+
+def page_people(access, user) -> dict:
+    """What the thread page shows of who reads it: the panel (``people_context``), its
+    title for the viewer and whether the viewer may change who reads it."""
+    thread = access.thread
+    viewer_id = access.principal.agent_id
+    people = people_context(thread, exclude=None if thread.is_private else user)
     shown = thread.title
     if thread.is_direct:
-        shown = direct_title([a.display_name for a in members if a.pk != viewer_id], "Just you")
-    return {
-        "members": rows,
+        others = [m["name"] for m in people["members"] if m["id"] != viewer_id]
+        shown = direct_title(others, "Just you")
+    return people | {
         "title_shown": shown,
-        "may_manage": may_manage,
-        "offered": offered,
-        "member_handles": [a.handle for a in members],
+        "may_manage": thread.created_by_id == viewer_id or access.is_owner,
+        "member_handles": [m["handle"] for m in people["members"]],
     }

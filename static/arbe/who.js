@@ -1,6 +1,7 @@
 // A message's author name on the thread page opens a small menu: "Message <name>" starts
 // or reopens the direct conversation with them (the house's form, POST with the page's
-// CSRF token; threads/privacy_pages.py). Not for one's own name.
+// CSRF token; threads/privacy_pages.py). Not for one's own name. The people panel's forms,
+// when the panel arrived live (the same for every viewer), get the page's token as they go.
 (function () {
   "use strict";
   var menu = null, entries = null;
@@ -18,9 +19,12 @@
     menu.querySelector("button").focus();
   }
 
+  function pageToken() {
+    try { return JSON.parse(document.body.getAttribute("hx-headers"))["x-csrftoken"]; } catch (e) { return ""; }
+  }
+
   function message() {
-    var form = document.createElement("form"), token = "";
-    try { token = JSON.parse(document.body.getAttribute("hx-headers"))["x-csrftoken"]; } catch (e) {}
+    var form = document.createElement("form"), token = pageToken();
     form.method = "post";
     form.action = entries.dataset.directUrl;
     [["csrfmiddlewaretoken", token], ["agent", menu.dataset.agent]].forEach(function (pair) {
@@ -33,6 +37,12 @@
     document.body.append(form);
     form.submit();
   }
+
+  document.addEventListener("submit", function (evt) {
+    var field = evt.target.closest && evt.target.closest("#people-box form") &&
+      evt.target.querySelector("input[name=csrfmiddlewaretoken]");
+    if (field && !field.value) field.value = pageToken();
+  }, true);
 
   function setUp() {
     menu = document.getElementById("who-menu");

@@ -116,34 +116,45 @@ class PrivateTests(StrictCase):
         expect(olive.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
         self.say(olive, "cake at four, keep it quiet")
         expect(olive.locator("#entries")).to_contain_text("olive made this thread private")
+        mia, _ = self.open(self.member, f"/threads/{secret.pk}/")
+        expect(mia.locator("#readers-line")).to_contain_text("2 members")
         self.allowed_console = ("404",)  # the thread Ari can't read yet: the page's own 404
         ari, response = self.open(self.third, f"/threads/{secret.pk}/")
         assert response.status == 404
-        # Olive adds Ari, who reads the whole history.
+        # Olive adds Ari: Mia's open page shows it live; Ari reads the whole history.
         olive.locator("#people .member-add select").select_option(label="ari")
         olive.locator("#people .member-add").get_by_role("button", name="Add").click()
         expect(olive.locator("#people .people-list li")).to_have_count(3, timeout=WAIT)
-        expect(olive.locator("#entries")).to_contain_text("olive added ari.", timeout=WAIT)
+        expect(mia.locator("#entries")).to_contain_text("olive added ari.", timeout=WAIT)
+        expect(mia.locator("#people .people-list li")).to_have_count(3, timeout=WAIT)
+        expect(mia.locator("#readers-line")).to_contain_text("3 members")
         ari.goto(f"/threads/{secret.pk}/")
         expect(ari.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
         expect(ari.locator("#entries")).to_contain_text("cake at four, keep it quiet")
-        # Ari sees a Leave button on their own row only, and no Remove on others'.
-        expect(
-            ari.locator(f"#people li[data-agent='{self.third.agent.pk}'] .as-leave")
-        ).to_be_visible()
-        expect(
-            ari.locator(f"#people li[data-agent='{self.member.agent.pk}'] .member-remove")
-        ).to_be_hidden()
+        # Ari sees Leave on their own row only, and no Remove on others'.
+        mine = ari.locator(f"#people li[data-agent='{self.third.agent.pk}']")
+        expect(mine.locator(".as-leave")).to_be_visible()
+        theirs = ari.locator(f"#people li[data-agent='{self.member.agent.pk}']")
+        expect(theirs.locator(".member-remove")).to_be_hidden()
         # Olive removes Mia, whose open page stops within 5 s and shows nothing new.
-        mia, _ = self.open(self.member, f"/threads/{secret.pk}/")
         row = olive.locator(f"#people li[data-agent='{self.member.agent.pk}']")
         row.get_by_role("button", name="Remove").click()
         expect(mia.locator("body[data-ended='no-access']")).to_have_count(1, timeout=5_000)
+        expect(olive.locator("#live[data-connected]")).to_have_count(1, timeout=WAIT)
         self.say(olive, "mia is out of it now")
-        mia.wait_for_timeout(1000)
-        expect(mia.locator("#entries")).not_to_contain_text("mia is out of it now")
         expect(ari.locator("#entries")).to_contain_text("mia is out of it now", timeout=WAIT)
         expect(ari.locator("#entries")).to_contain_text("olive removed mia.")
+        expect(mia.locator("#entries")).not_to_contain_text("mia is out of it now")
+        # Ari leaves; Olive's panel follows live, and its Add form (sent live) still works.
+        mine.get_by_role("button", name="Leave").click()
+        ari.wait_for_url("**/houses/h/", timeout=WAIT)
+        expect(ari.locator(".flash")).to_contain_text("You left")
+        expect(ari.locator(f"#thread-{secret.pk}")).to_have_count(0)
+        expect(olive.locator("#people .people-list li")).to_have_count(1, timeout=WAIT)
+        olive.locator("#people .member-add select").select_option(label="mia")
+        olive.locator("#people .member-add").get_by_role("button", name="Add").click()
+        expect(olive.locator("#entries")).to_contain_text("olive added mia.", timeout=WAIT)
+        expect(olive.locator("#people .people-list li")).to_have_count(2)
 
     def test_screenshots(self):
         self.bot.display_name = "Helper"
