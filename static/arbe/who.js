@@ -50,6 +50,10 @@
     if (!menu || !entries || !entries.dataset.directUrl) return;
     menu.querySelector("button").addEventListener("click", message);
     document.addEventListener("click", function (evt) {
+      // The header's "who": on a phone the panel is in the folded side panel; unfold it.
+      var whoLink = evt.target.closest && evt.target.closest("#readers-line a[href='#people']");
+      var side = document.getElementById("side");
+      if (whoLink && side && !side.open) side.open = true;
       var who = evt.target.closest && evt.target.closest("#entries .entry.chat .who");
       if (!who) { if (!menu.contains(evt.target)) hide(); return; }
       var author = who.closest(".entry.chat").dataset.author;
