@@ -13,7 +13,8 @@ window at any depth ≤ 30 ms; the house page and the list APIs with 10,000 thre
 and ≤ 6 queries. The thread page with its sidebar in a house of 3,000 threads (and other
 houses, unread positions, inbox items): the page at 20,000 entries within 1.5× of the page
 at 100, ≤ 100 KiB; the sidebar's part (``houses.sidebar``, context and render) p50 ≤ 30 ms
-and ≤ 6 queries.
+and ≤ 6 queries. The house page and list APIs at 3,000 threads, all open and then half
+private (``bench.private_mix``): the same query counts.
 """
 
 import argparse
@@ -23,12 +24,18 @@ import time
 
 from bench.docs import write_section
 from bench.now import TAIL, _raw, sample_entries, setup_django
+from bench.private_mix import PRIVATE_AT
 
 THREAD_LENGTHS = (100, 10_000, 100_000)
 HOUSE_SIZES = (10, 10_000)
 SIDEBAR_SIZE = (3_000, 20_000)  # threads in the house, entries in the thread shown
 SIDEBAR_QUICK = (300, 2_000)
 APPEND = 12  # entries per seeded append
+PRIVATE_NOTE = (
+    "\n\nThe same house and viewer (a member, not the owner), before and after half its "
+    "threads are made private. Target: the same query counts, p50 within 1.5×. Median of "
+    "{calls} requests after one warm-up, `django.test.Client`, SQLite, embedded streams."
+)
 
 
 def timed(client, url: str, calls: int, **params) -> tuple[float, int, int]:
@@ -156,6 +163,51 @@ def house_rows(calls: int, sizes) -> list[str]:
     return rows
 
 
+def private_rows(calls: int, n: int) -> list[str]:
+    """The house page, ``/api/houses/:slug`` and ``/api/threads`` for a member of a house of
+    ``n`` threads: all open, then half private (``bench.private_mix``), same house."""
+    from django.test import Client
+
+    from bench.private_mix import make_half_private
+    from tests.factories import make_house, make_user
+    from threads.models import Thread
+
+    owner, viewer = make_user(f"bench-private-{n}"), make_user(f"bench-viewer-{n}")
+    house = make_house(f"bench-private-{n}", owner=owner, members=[viewer])
+    made = Thread.objects.bulk_create(
+        [
+            Thread(
+                house=house,
+                title=f"thread {i}",
+                created_by=owner.agent,
+                last_entry_ts=1_700_000_000_000 + i * 1000,
+            )
+            for i in range(n)
+        ],
+        batch_size=2000,
+    )
+    client = Client()
+    client.force_login(viewer)
+    urls = (
+        ("house page", f"/houses/{house.slug}/"),
+        ("`GET /api/houses/:slug`", f"/api/houses/{house.slug}"),
+        ("`GET /api/threads`", "/api/threads"),
+    )
+    rows = []
+    for variant in ("open", "half private"):
+        if variant == "half private":
+            reads = make_half_private([t.pk for t in made], viewer.agent.pk, owner.agent.pk)
+            variant = f"half private (viewer in {reads:,} of {n // 2:,})"
+        for label, url in urls:
+            p50, size, queries = timed(client, url, calls)
+            rows.append(
+                f"| {label} | {n:,} threads, {variant} | {p50:.1f} | {size / 1024:.1f} KiB "
+                f"| {queries} |"
+            )
+            print(rows[-1], flush=True)
+    return rows
+
+
 def sidebar_house(threads: int):
     """A house of ``threads`` threads for one person: some unread, some with items in their
     inbox, and ten other houses of theirs."""
@@ -263,6 +315,7 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--sidebar-only", action="store_true", help="only the sidebar's rows")
+    parser.add_argument("--private-only", action="store_true", help="only open vs half private")
     args = parser.parse_args(argv)
     calls = 5 if args.quick else 21
     lengths = THREAD_LENGTHS[:2] if args.quick else THREAD_LENGTHS
@@ -275,9 +328,17 @@ def main(argv=None) -> None:
         if args.sidebar_only:  # each row is printed as it is measured
             sidebar_rows(calls, SIDEBAR_QUICK if args.quick else SIDEBAR_SIZE)
             return
+        if args.private_only:  # open beside half private, in their own section
+            table = "\n".join(head + private_rows(calls, PRIVATE_AT))
+            print(table)
+            if args.write_docs:
+                title = "Pages, open and half private (`python -m bench.pages --private-only`)"
+                write_section("pages-private", title, table + PRIVATE_NOTE.format(calls=calls))
+            return
         rows, page_ms = thread_rows(calls, lengths)
         rows += house_rows(calls, HOUSE_SIZES)
         rows += sidebar_rows(calls, SIDEBAR_QUICK if args.quick else SIDEBAR_SIZE)
+        rows += private_rows(calls, PRIVATE_AT)
     ratio = page_ms[lengths[-1]] / page_ms[lengths[0]]
     table = "\n".join(head + rows) + (
         f"\n\nThread page at {lengths[-1]:,} entries / at {lengths[0]:,}: {ratio:.2f}×. "

@@ -53,7 +53,7 @@ def setup_django(database_url: str, var_dir: str) -> None:
     call_command("migrate", verbosity=0)
 
 
-def make_world():
+def make_world(threads: int = THREADS):
     """Houses, threads (rows only: the bulk load needs no logs), people, bots, the viewer."""
     from django.contrib.auth import get_user_model
 
@@ -78,7 +78,7 @@ def make_world():
         for n in range(BOTS)
     ]
     threads = Thread.objects.bulk_create(
-        [Thread(house=houses[n % HOUSES], title=f"Thread {n}") for n in range(THREADS)]
+        [Thread(house=houses[n % HOUSES], title=f"Thread {n}") for n in range(threads)]
     )
     return viewer, houses, people + bots, threads
 
@@ -314,7 +314,16 @@ def main(argv=None) -> None:
     parser.add_argument("--docs", type=int, help="messages in the index (default 1,000,000)")
     parser.add_argument("--db", choices=("postgres", "sqlite"), default="postgres")
     parser.add_argument("--write-docs", action="store_true", help="update docs/performance.md")
+    parser.add_argument(
+        "--half-private",
+        action="store_true",
+        help="only the query mix, all open then half the threads private (its own section)",
+    )
     args = parser.parse_args(argv)
+    if args.half_private:
+        from bench.search_private import half_private
+
+        return half_private(args)
     n = args.docs or (100_000 if args.quick else 1_000_000)
     rounds = 10 if args.quick else 30
     with (

@@ -117,7 +117,8 @@ def readable(threads: QuerySet, user) -> QuerySet:
 def hidden_from(user) -> QuerySet:
     """Ids of the private threads ``user`` doesn't read, in any house: a set for a query
     that lists rows of many threads by house (search) to leave out."""
-    theirs = ThreadMember.objects.filter(agent__user_id=getattr(user, "pk", None))
+    signed_in = user is not None and user.is_authenticated
+    theirs = ThreadMember.objects.filter(agent__user_id=user.pk if signed_in else -1)
     return (
         Thread.objects.exclude(visibility=Visibility.HOUSE)
         .exclude(pk__in=theirs.values("thread_id"))

@@ -19,6 +19,7 @@ from houses.access import (
     access_owned_house,
     house_threads,
     houses_of,
+    read_by,
 )
 from houses.membership import (
     HandleTaken,
@@ -109,14 +110,15 @@ def author_ids(text: str) -> set[str]:
     return ids
 
 
-def former_authors(house, ids: set[str]) -> list[Agent]:
-    """Of ``ids``, the house's retired bots and the people who wrote in its threads and have
-    left it: their messages keep their names. Anyone else stays unknown (nothing leaks about
-    people who never wrote here)."""
+def former_authors(house, ids: set[str], reader) -> list[Agent]:
+    """Of ``ids``, the house's retired bots and the people who wrote in its threads (those
+    ``reader`` reads) and have left it: their messages keep their names. Anyone else stays
+    unknown (nothing leaks about people who never wrote where the reader reads)."""
     if not ids:
         return []
     wrote = set(
         EntryLocation.objects.filter(thread__house=house, author_id__in=ids)
+        .filter(read_by(reader, "thread__"))
         .values_list("author_id", flat=True)
         .distinct()
     )
@@ -149,7 +151,8 @@ def members(request, slug):
         if "authors" in request.GET:
             known = {m.user.agent.id for m in rows} | {b.id for b in bots}
             asked = author_ids(request.GET["authors"]) - known
-            answer["former"] = [former_row(a) for a in former_authors(house, asked)]
+            former = former_authors(house, asked, request.principal.user)
+            answer["former"] = [former_row(a) for a in former]
         return json_response(answer)
     house = access_owned_house(request.principal, slug).house
     body = parse_json(request, AddMemberBody)

@@ -21,6 +21,7 @@ from houses.fragments import AGENT_ID, when
 from houses.models import Agent
 from houses.names import clean_title
 from streams import errors
+from threads.admin_reads import record_admin_read
 from threads.entries import EntryError, decode_entry
 from threads.fragments import house_names
 from threads.log import log_reader
@@ -202,11 +203,19 @@ class ThreadAdmin(admin.ModelAdmin):
         entries = self.admin_site.admin_view(self.entries_view)
         return [path("<str:pk>/entries/", entries, name="thread-entries"), *super().get_urls()]
 
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        # A private thread's page shows its last message: the site admin's read is kept.
+        thread = Thread.objects.filter(pk=object_id).first()
+        if thread is not None and self.has_view_permission(request, thread):
+            record_admin_read(request, thread, "thread")
+        return super().change_view(request, object_id, form_url, extra_context)
+
     def entries_view(self, request, pk):
         """One page of the stream, read-only: every entry, its tombstone state, the offsets."""
         thread = get_object_or_404(Thread, pk=pk)
         if not self.has_view_permission(request, thread):
             raise PermissionError
+        record_admin_read(request, thread, "entries")
         offset = request.GET.get("offset", "-1")
         try:
             page = log_reader().read(thread.stream_name, offset)

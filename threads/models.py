@@ -284,3 +284,25 @@ class SeamRepair(models.Model):
 
     def __str__(self):
         return f"{self.thread_id} owes {', '.join(self.steps)}"
+
+
+class AdminRead(models.Model):
+    """A site admin opened a private thread or direct conversation in the Django admin (its
+    page or its raw entries): the operator may read anything, and every such read is kept
+    here (``threads.admin_reads``), shown read-only in the admin. Not a foreign key to the
+    thread: the record outlives it."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    username = models.CharField(max_length=150)  # kept if the account goes
+    thread_id = models.CharField(max_length=16, db_index=True)
+    thread_title = models.CharField(max_length=200)
+    page = models.CharField(max_length=16)  # "thread" (its admin page) or "entries"
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-at"]
+
+    def __str__(self):
+        return f"{self.username} read {self.thread_id} ({self.page}) at {self.at:%Y-%m-%d %H:%M}"
