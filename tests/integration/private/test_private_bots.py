@@ -75,3 +75,14 @@ def test_a_run_from_a_direct_conversation_stays_private(world):
     other = privacy.start_private(world.house, "Salaries", world.owner.agent, [])
     with pytest.raises(RunRefused, match="isn't in this private thread"):
         claim_run(other, handle="helper", task="peek", by=world.owner.agent)
+
+
+def test_a_runs_readers_change_only_with_its_parent(world):
+    thread = privacy.start_private(world.house, "Salaries", world.owner.agent, [world.bot.pk])
+    claim = claim_run(thread, handle="helper", task="sum up", by=world.owner.agent)
+    child = type(thread).objects.get(pk=claim.child_id)
+    with pytest.raises(privacy.PrivacyError, match="reads as its parent"):
+        privacy.add_member(child, world.member.agent.pk, world.owner.agent)
+    privacy.add_member(thread, world.member.agent.pk, world.owner.agent)
+    who = set(ThreadMember.objects.filter(thread=child).values_list("agent_id", flat=True))
+    assert world.member.agent.pk in who
