@@ -153,3 +153,15 @@ def test_ctrl_k_offers_threads_you_read_and_people_to_message(world):
     assert [p["title"] for p in helper["people"]] == ["Message Helper (@helper)"]
     eve = world.client_for(world.stranger).get("/threads/jump", {"q": "oli"}).json()
     assert eve["people"] == []  # nobody of another house
+
+
+def test_names_on_the_new_surfaces_are_text(world):
+    agent = world.member.agent
+    agent.display_name = '<img src=x onerror="alert(1)">'
+    agent.save()
+    olive = world.client_for(world.owner)
+    house = olive.get("/houses/h/").content.decode()
+    assert "<img src=x" not in house and "&lt;img src=x" in house
+    dm, _ = privacy.open_direct(world.house, world.owner.agent, [agent.pk])
+    page = olive.get(f"/threads/{dm.pk}/").content.decode()
+    assert "<img src=x" not in page and "&lt;img src=x" in page
