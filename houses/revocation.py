@@ -13,7 +13,8 @@ later is announced here, and only here, as one ``access.revoked`` event to the p
 - a membership deleted (``remove_member``, or a cascade from deleting the person or the
   house): their reads of that house, 4404 (as if it never existed);
 - a member row of a private thread deleted (``threads.readers``: removed from it): their
-  reads of that thread, 4404.
+  reads of that thread, 4404; an open thread made private: the reads of it by everyone
+  in the house not among its members, 4404 (``thread_closed``).
 
 Every socket and live proxy read joins the group *before* its access check, so a change
 between the check and the join can't be missed, and describes itself as a ``Reader``;
@@ -140,6 +141,18 @@ def _thread_member_deleted(sender, instance, **kwargs) -> None:
     # without the thread (their reads of the house go on: ``ends`` wants the thread too).
     house = Thread.objects.filter(pk=instance.thread_id).values_list("house_id", flat=True)
     revoke(user_id, NO_ACCESS, thread=instance.thread_id, house=house.first())
+
+
+def thread_closed(thread_id: str, house_id: int, members) -> None:
+    """An open thread became private: the live reads of it by the house's people not among
+    ``members`` (agent ids) end, 4404, as a removal's do (``threads.readers.store``)."""
+    people = (
+        Membership.objects.filter(house_id=house_id)
+        .exclude(user__agent__in=list(members))
+        .values_list("user_id", flat=True)
+    )
+    for user_id in people:
+        revoke(user_id, NO_ACCESS, thread=thread_id, house=house_id)
 
 
 def _remember_token(sender, instance, **kwargs) -> None:

@@ -81,6 +81,10 @@ def store(thread_id: str, readers: Readers) -> None:
             Thread.objects.filter(pk=thread_id).update(
                 visibility=readers.visibility, direct_key=readers.key
             )
+        if thread.visibility == Visibility.HOUSE and readers.visibility != Visibility.HOUSE:
+            from houses.revocation import thread_closed
+
+            thread_closed(thread_id, thread.house_id, readers.members)  # open reads of others end
         wanted = set(Agent.objects.filter(pk__in=readers.members).values_list("pk", flat=True))
         rows = ThreadMember.objects.filter(thread_id=thread_id)
         have = set(rows.values_list("agent_id", flat=True))

@@ -127,3 +127,27 @@ async def test_removal_ends_their_reads_of_it_within_seconds_while_others_read_o
     assert await closed_with(again, WAIT_S) == NO_ACCESS
     for socket in (thread_socket, house_socket, owner_socket, again):
         await socket.disconnect()
+
+
+async def test_an_open_thread_made_private_ends_the_reads_of_those_left_out(world):
+    """Ari had the open thread open; it is made private without him: his socket closes 4404
+    and his house page drops its row, while Mia, who is in it, reads on."""
+    ari = await sync_to_async(signed_in)(world.author)
+    ari_thread = await socket_of(ari, f"/ws/threads/{world.thread.id}/")
+    await frame(ari_thread)
+    ari_house = await socket_of(ari, f"/ws/houses/{world.house.slug}/")
+    assert "Plans" in await frame_with(ari_house, 'id="threads"')
+    mia = await socket_of(
+        await sync_to_async(signed_in)(world.member), f"/ws/threads/{world.thread.id}/"
+    )
+    await frame(mia)
+
+    made = sync_to_async(privacy.make_private)
+    await made(world.thread, world.owner.agent, [world.member.agent.pk])
+
+    assert await closed_with(ari_thread, WAIT_S) == NO_ACCESS
+    assert "Plans" not in await frame_with(ari_house, 'id="threads"')
+    await sync_to_async(post)(world, world.owner, world.thread, "members only now")
+    await frame_with(mia, "members only now", WAIT_S)
+    for socket in (ari_thread, ari_house, mia):
+        await socket.disconnect()
