@@ -212,7 +212,9 @@ def entry_fragments(entries: list[E.Entry], names: Names, thread_id: str) -> lis
         if isinstance(p, E.FilesPurged) and not _deleted(thread_id, p.entryId, gone):
             html += render_to_string("threads/_files_purged.html", {"entry_id": p.entryId})
         if isinstance(p, ACCESS_TYPES):  # who reads it changed: every open page's panel
-            html += people_fragment(thread_id)
+            ids = [e.id for e in entries if isinstance(e.payload, ACCESS_TYPES)]
+            upto = ids[: ids.index(entry.id) + 1]
+            html += people_fragment(thread_id, [e for e in entries if e.id in upto])
         out.append((entry.id, html))
     return out
 

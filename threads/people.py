@@ -84,14 +84,20 @@ def label_rows(rows: list[dict], user) -> list[dict]:
     return rows
 
 
-def people_context(thread: Thread, exclude=None) -> dict:
+def people_context(thread: Thread, exclude=None, readers=None) -> dict:
     """The thread page's people panel, the same for every viewer (it is also sent live to
     every open page when its members change): the members, and whom the starter or an owner
-    could add (or make it private with; ``exclude``: a user left out of that list)."""
+    could add (or make it private with; ``exclude``: a user left out of that list).
+    ``readers``: who reads it as the log says, when the table may not have caught up."""
     from threads.entry_views import avatar
     from threads.narration import Name
 
-    members = members_of(thread)
+    if readers is None:
+        members = members_of(thread)
+    else:
+        thread.visibility = readers.visibility  # this render's copy, as the log says
+        found = Agent.objects.filter(pk__in=readers.members) if thread.is_private else []
+        members = sorted(found, key=lambda a: (a.is_bot, a.display_name.lower()))
     inside = {a.pk for a in members}
     offered = []
     if not thread.is_direct and thread.parent_id is None:
@@ -109,14 +115,23 @@ def people_context(thread: Thread, exclude=None) -> dict:
     return {"thread": thread, "members": rows, "offered": offered}
 
 
-def people_fragment(thread_id: str) -> str:
-    """The people panel and the header's line, out of band, after a change of members."""
+def people_fragment(thread_id: str, changes) -> str:
+    """The people panel and the header's line, out of band, after ``changes`` (the access
+    entries just appended). The table follows the log a moment later (the seam's step), so
+    the panel is the table with the changes applied again: each is a set or a replacement,
+    the same whether or not the table has them already."""
     from django.template.loader import render_to_string
+
+    from threads.readers import readers_of_row
 
     thread = Thread.objects.select_related("house").filter(pk=thread_id).first()
     if thread is None:
         return ""
-    return render_to_string("threads/_people.html", people_context(thread) | {"oob": True})
+    readers = readers_of_row(thread)
+    for entry in changes:
+        readers = readers.apply(entry)
+    context = people_context(thread, readers=readers) | {"oob": True}
+    return render_to_string("threads/_people.html", context)
 
 
 def page_people(access, user) -> dict:

@@ -165,3 +165,22 @@ def test_names_on_the_new_surfaces_are_text(world):
     dm, _ = privacy.open_direct(world.house, world.owner.agent, [agent.pk])
     page = olive.get(f"/threads/{dm.pk}/").content.decode()
     assert "<img src=x" not in page and "&lt;img src=x" in page
+
+
+def test_the_live_panel_says_what_the_log_says_whether_or_not_the_table_caught_up(world):
+    from threads.entries import ThreadMemberAdded, ThreadMemberRemoved
+    from threads.lifecycle import new_entry
+    from threads.people import people_fragment
+
+    thread = privacy.start_private(world.house, "S", world.owner.agent, [world.member.agent.pk])
+    olive = world.owner.agent.pk
+    gone = new_entry(ThreadMemberRemoved(agentId=world.member.agent.pk), author=olive)
+    came = new_entry(ThreadMemberAdded(agentId=world.author.agent.pk), author=olive)
+    before = people_fragment(thread.pk, [gone, came])  # the table hasn't seen them yet
+    privacy.remove_member(thread, world.member.agent.pk, world.owner.agent)
+    privacy.add_member(thread, world.author.agent.pk, world.owner.agent)
+    after = people_fragment(thread.pk, [gone, came])  # it has: the same panel
+    for html in (before, after):
+        assert f'data-agent="{world.member.agent.pk}"' not in html
+        assert f'data-agent="{world.author.agent.pk}"' in html
+        assert "2 members" in html
