@@ -13,6 +13,7 @@
     arbe edit THREAD ENTRY "new text"        # your own message (or text on stdin)
     arbe delete THREAD ENTRY
     arbe run THREAD @helper "write the tests"
+    arbe dm @mia @helper [--house SLUG]        # your direct conversation with them
     arbe search deploy -rollback from:@ari    # every match, newest first (--house SLUG)
 
 Offsets are the server's, printed and taken back as they are.
@@ -29,6 +30,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from cli import direct
 from cli.client import Api, CliError, Settings
 from cli.live import follow_now, read_until_quiet
 from cli.render import (
@@ -62,6 +64,10 @@ def parser() -> argparse.ArgumentParser:
     new = commands.add_parser("new", help="start a thread in a house; prints its id")
     new.add_argument("house")
     new.add_argument("title", nargs="+")
+    dm = commands.add_parser("dm", help="open your direct conversation with people or bots")
+    dm.add_argument("people", nargs="+", metavar="HANDLE")
+    dm.add_argument("--house", help="its slug (default: your only house)")
+    dm.set_defaults(handler=direct.dm)
     post = commands.add_parser("post", help="post a message (text, or stdin when none or -)")
     post.add_argument("thread")
     post.add_argument("text", nargs="*")

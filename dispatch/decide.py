@@ -10,6 +10,11 @@
 - A mentioned (or conversation) bot without a provider or model can't answer: the pass
   is blocked until a person configures it. A mention of a retired bot is answered by
   nobody, and says so. Ordinary chat gives no reason: nobody expected an answer.
+- In a private thread or direct conversation only the bots in it take part: a mention of
+  a bot that isn't a member is answered by nobody, and says so; ``everything`` bots
+  outside it stay out. A bot in a direct conversation answers every person's message
+  there that mentions no bot (a direct conversation with a bot is the private way to work
+  with it; docs/bots.md).
 - Bots talking among themselves stop after ``MAX_BOT_CHAIN`` messages in a row;
   a person's message starts them again.
 """
@@ -24,6 +29,8 @@ from threads.mentioning import MENTION, mentions  # noqa: F401 (re-exported)
 
 MAX_BOT_CHAIN = 6
 MENTIONS, EVERYTHING = "mentions", "everything"
+
+NOT_IN_THREAD = "{} isn't in this private thread, so it can't read it or answer."
 
 BOT_CHAIN = "The bots have talked among themselves long enough; a person's message restarts them."
 
@@ -45,6 +52,8 @@ class BotInfo:
     configured: bool
     involvement: str = MENTIONS
     active: bool = True
+    reads: bool = True  # false: the thread is private and the bot isn't in it
+    direct: bool = False  # one of the people of a direct conversation
 
 
 @dataclass(frozen=True)
@@ -95,15 +104,25 @@ def decide(
     by_handle = {b.handle: b for b in bots}
     by_id = {b.id: b for b in bots}
     conversation = by_id.get(speakers.conversation_bot() or "")
+    if conversation is not None and not conversation.reads:
+        conversation = None
     picked: list[BotInfo] = []
     retired: list[BotInfo] = []
+    outside: list[BotInfo] = []
     for message in messages:
         if not isinstance(message.payload, Chat):
             continue
         named = [by_handle[h] for h in mentions(message.payload.text) if h in by_handle]
         named = [b for b in named if b.id != message.authorId]  # never to itself
+        outside += [b for b in named if b.active and not b.reads and b not in outside]
+        named = [b for b in named if b.reads or not b.active]
         if not named and message.authorId not in by_id:
-            named = [b for b in bots if b.involvement == EVERYTHING and b.active and b.configured]
+            named = [
+                b
+                for b in bots
+                if b.active and b.reads and (b.direct or b.involvement == EVERYTHING)
+                if b.configured or b.direct
+            ]
             if conversation is not None and conversation.active and conversation not in named:
                 named.append(conversation)
         for bot in named:
@@ -115,6 +134,8 @@ def decide(
     if not picked:
         if retired:
             return Decision(reason=f"{handles(retired)} is no longer in this house.")
+        if outside:
+            return Decision(reason=NOT_IN_THREAD.format(handles(outside)))
         return Decision()
     if bot_chain >= MAX_BOT_CHAIN and all(m.authorId in by_id for m in messages):
         return Decision(reason=BOT_CHAIN)

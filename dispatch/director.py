@@ -47,7 +47,7 @@ from threads.entries import (
 )
 from threads.failures import short_reason
 from threads.lifecycle import new_entry
-from threads.models import Thread
+from threads.models import Thread, ThreadMember
 from threads.narration import too_old
 from threads.now import WAITING_SHOWN, NowFold
 from threads.reading import read_entries
@@ -59,10 +59,23 @@ PASS_WINDOW = WAITING_SHOWN  # the newest waiting messages a pass decides over
 SPEAKERS_KEPT = 2  # per kind: the conversation rule needs to know "one" from "more"
 
 
-def house_bots(house_id: int) -> list[BotInfo]:
-    """The house's bots, retired ones too: a mention of one is answered with a reason."""
+def house_bots(house_id: int, thread: Thread | None = None) -> list[BotInfo]:
+    """The house's bots, retired ones too: a mention of one is answered with a reason.
+    For a private ``thread``, which of them are in it (only those take part)."""
+    members: set[str] = set()
+    if thread is not None and thread.is_private:
+        members = set(ThreadMember.objects.filter(thread=thread).values_list("agent_id", flat=True))
+    private = thread is not None and thread.is_private
     return [
-        BotInfo(b.id, b.handle, bool(b.provider and b.model), b.involvement, b.active)
+        BotInfo(
+            b.id,
+            b.handle,
+            bool(b.provider and b.model),
+            b.involvement,
+            b.active,
+            reads=not private or b.id in members,
+            direct=thread is not None and thread.is_direct and b.id in members,
+        )
         for b in Agent.objects.filter(house_id=house_id, kind=Agent.Kind.BOT)
     ]
 
@@ -85,7 +98,7 @@ def director_pass(thread_id: str, writer=None) -> StartReply | None:
     if thread is None or thread.parent_id is not None and thread.run_offset:
         return None  # coding runs have no director
     entries, offset = entries_for_view(thread)
-    bots = house_bots(thread.house_id)
+    bots = house_bots(thread.house_id, thread)
     bot_ids = {b.id for b in bots}
     speakers = _merged(known_speakers(thread, bot_ids), speakers_of(entries, bot_ids))
     plan = plan_pass(entries, bots, speakers)

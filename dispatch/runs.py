@@ -25,6 +25,7 @@ from dispatch.pi.decode import Narration, assistant_failure, final_text, payload
 from dispatch.pi.process import PiConfig, PiError, PiSession
 from dispatch.run_files import changed_files, files_in, upload_run_files
 from dispatch.traces import observer
+from houses.access import reads_thread
 from houses.models import Agent
 from houses.names import clean_title
 from streams import errors
@@ -69,6 +70,8 @@ def claim_run(parent: Thread, *, handle: str, task: str, by) -> Claim:
         raise RunRefused(f"agent: no bot @{handle} in this house")
     if not (bot.provider and bot.model):
         raise RunRefused(f"agent: @{handle} has no model configured")
+    if not reads_thread(bot.id, parent):
+        raise RunRefused(f"agent: @{handle} isn't in this private thread")
     if not task.strip():
         raise RunRefused("task: describe what the run should do")
     run_id = time_ordered_id("r_")

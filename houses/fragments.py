@@ -12,6 +12,7 @@ from notify.yours import mentions_of
 from threads.fragments import Names, house_names
 from threads.models import Thread
 from threads.paging import page_of
+from threads.people import label_rows
 from threads.unread import deleted_past, house_unread, unread_count, unread_sum
 
 AGENT_ID = re.compile(r"\bag_[a-z0-9]{12}\b")
@@ -35,7 +36,7 @@ def thread_rows(threads, names: Names, user=None) -> list[dict]:
             t.pk: t for t in with_reads(Thread.objects.filter(pk__in=[t.pk for t in threads]), user)
         }
         threads = [read[t.pk] for t in threads if t.pk in read]
-    return [
+    rows = [
         {
             "thread": t,
             "message": who_is_working(t.status_message, names),
@@ -52,6 +53,7 @@ def thread_rows(threads, names: Names, user=None) -> list[dict]:
         }
         for t in threads
     ]
+    return label_rows(rows, user)  # a direct conversation by the other people's names
 
 
 def when(ts_ms: int | None) -> datetime | None:

@@ -23,6 +23,7 @@ from houses.fragments import with_reads
 from notify import yours
 from threads.models import Thread
 from threads.paging import page_of
+from threads.people import label_rows
 from threads.unread import house_unread, unread_count
 
 ROWS = 40  # a tall screen of rows; more load from the list's last row
@@ -40,7 +41,7 @@ def thread_url(thread_id: str) -> str:
 
 def side_rows(threads, user, current: str = "") -> list[dict]:
     """Rows of threads asked ``with_reads`` for ``user``."""
-    return [
+    rows = [
         {
             "thread": t,
             "url": thread_url(t.pk),
@@ -50,12 +51,13 @@ def side_rows(threads, user, current: str = "") -> list[dict]:
         }
         for t in threads
     ]
+    return label_rows(rows, user)  # a direct conversation by the other people's names
 
 
 def live_threads(house_id: int):
     # Only the columns a row shows: the page at 3,000 threads reads no status or caches.
     return Thread.objects.filter(house_id=house_id, archived_at__isnull=True).only(
-        "id", "title", "chat_seq", "last_entry_ts", "house_id"
+        "id", "title", "chat_seq", "last_entry_ts", "house_id", "visibility"
     )
 
 

@@ -38,6 +38,9 @@ from houses.sidebar import houses_block, rows_page, sidebar_context
 from houses.tokens import BadTokenName, issue_token, revoke_token, tokens_of
 from threads.lifecycle import create_thread
 from threads.paging import BadCursor
+from threads.people import house_people
+from threads.privacy import PrivacyError, start_private
+from threads.privacy_pages import agent_ids
 
 
 @login_required
@@ -60,6 +63,7 @@ def house_page(request, slug):
         "form": NewThreadForm(),
         "has_board": facts.has_board,
         "me_name": facts.me_name,
+        "people": house_people(access.house, request.user),  # to message, or to read with
     }
     context |= list_context(access.house, request.user, total=facts.unread)
     context |= sidebar_context(access.house, request.user)
@@ -101,9 +105,16 @@ def new_thread(request, slug):
     access = access_house(request.user, slug)
     form = NewThreadForm(request.POST)
     if form.is_valid():
-        thread = create_thread(
-            house=access.house, title=form.cleaned_data["title"], by=agent_for_user(request.user)
-        )
+        title, by = form.cleaned_data["title"], agent_for_user(request.user)
+        if request.POST.get("private"):  # only the starter and the people ticked read it
+            try:
+                members = agent_ids(request, "member")
+                thread = start_private(access.house, title, by, members)
+            except PrivacyError as exc:
+                messages.error(request, str(exc))
+                return redirect("house", slug=slug)
+        else:
+            thread = create_thread(house=access.house, title=title, by=by)
         return redirect("thread", thread_id=thread.id)  # the next thing is its first message
     problem = next((e for e in form.errors.get("title", []) if "characters (" in e), None)
     messages.error(request, problem or "A thread needs a title (up to 200 characters).")

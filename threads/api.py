@@ -18,7 +18,9 @@ from threads.entries import Chat, EntryError, convert_payload, to_builtins
 from threads.lifecycle import archive_thread, create_thread, rename_thread
 from threads.paging import limit_of, page_of
 from threads.posting import Posted, delete_chat, post_chat
+from threads.privacy import PrivacyError, start_private
 from threads.reacting import react
+from threads.signals import MAX_THREAD_MEMBERS
 from threads.status import derive_thread_status
 from threads.status_sync import agent_name, now_ms, repair_drift
 from threads.windows import thread_spend
@@ -30,8 +32,20 @@ class PostEntryBody(msgspec.Struct, forbid_unknown_fields=True):
     authorId: str | None = None
 
 
+AgentId = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+AgentIds = Annotated[list[AgentId], msgspec.Meta(max_length=MAX_THREAD_MEMBERS)]
+
+
 class CreateThreadBody(msgspec.Struct, forbid_unknown_fields=True):
     title: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    # Given: a private thread read by the caller and these agents only (threads.privacy).
+    members: (
+        Annotated[
+            list[Annotated[str, msgspec.Meta(max_length=32)]],
+            msgspec.Meta(max_length=MAX_THREAD_MEMBERS),
+        ]
+        | None
+    ) = None
 
 
 def posted(result: Posted, status: int = 201):
@@ -52,6 +66,7 @@ def thread_row(thread) -> dict:
         "lastEntryTs": thread.last_entry_ts,
         "archived": thread.archived_at is not None,
         "parentId": thread.parent_id,
+        "visibility": thread.visibility,
     }
 
 
@@ -167,8 +182,15 @@ def thread(request, thread_id):
 def house_threads(request, slug):
     access = access_house(request.principal, slug)
     body = parse_json(request, CreateThreadBody)
+    by = request.principal.agent
     with titled():
-        thread = create_thread(house=access.house, title=body.title, by=request.principal.agent)
+        if body.members is None:
+            thread = create_thread(house=access.house, title=body.title, by=by)
+        else:
+            try:
+                thread = start_private(access.house, body.title, by, body.members)
+            except PrivacyError as exc:
+                raise BadInput(str(exc)) from None
     return json_response({"thread": thread_row(thread)}, status=201)
 
 

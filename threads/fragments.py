@@ -39,7 +39,9 @@ from threads.markup import chat_html
 from threads.models import EntryLocation
 from threads.narration import Name, Names, narration
 from threads.now import ThreadNow
+from threads.people import people_fragment
 from threads.projection import latest_texts, tombstoned_ids, with_texts
+from threads.readers import ACCESS_TYPES
 from threads.status import derive_thread_status
 
 __all__ = [
@@ -209,6 +211,10 @@ def entry_fragments(entries: list[E.Entry], names: Names, thread_id: str) -> lis
         # with it) is shown nowhere, and an out-of-band swap with no target is an error.
         if isinstance(p, E.FilesPurged) and not _deleted(thread_id, p.entryId, gone):
             html += render_to_string("threads/_files_purged.html", {"entry_id": p.entryId})
+        if isinstance(p, ACCESS_TYPES):  # who reads it changed: every open page's panel
+            ids = [e.id for e in entries if isinstance(e.payload, ACCESS_TYPES)]
+            upto = ids[: ids.index(entry.id) + 1]
+            html += people_fragment(thread_id, [e for e in entries if e.id in upto])
         out.append((entry.id, html))
     return out
 

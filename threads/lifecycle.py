@@ -51,7 +51,9 @@ def create_thread(
     title = clean_title(title)  # ValidationError: the caller's input is refused
     thread_id = thread_id or new_thread_id()
     if readers is None and parent is not None and parent.is_private:
-        readers = readers_of_row(parent)
+        # The same people read it; a direct conversation's run is a private thread of
+        # theirs, not a second conversation of the same set (one per set).
+        readers = Readers(Visibility.PRIVATE, readers_of_row(parent).members)
     writer = stream_writer()
     writer.create(stream_name_for(thread_id), content_type=JSON)
     created = new_entry(

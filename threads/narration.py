@@ -41,6 +41,15 @@ def too_old(count: int) -> str:
     return f"{count:,} older messages were not answered: too old."
 
 
+NAMED = 10  # members a line names; the rest are counted
+
+
+def named(ids: list[str], names: Names) -> str:
+    """ "Mia, Olive": by name, at most ``NAMED`` of them."""
+    shown = ", ".join(sorted((names.of(i).display for i in ids), key=str.lower)[:NAMED])
+    return shown + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
+
+
 def narration(p, names: Names, author: str | None = None) -> str | None:
     """A short line for a signal, or None for signals the panel alone shows.
 
@@ -53,6 +62,16 @@ def narration(p, names: Names, author: str | None = None) -> str | None:
             return f"{names.of(author).display} renamed the thread to “{title}”"
         case E.ThreadArchived(archived=archived):
             return f"{names.of(author).display} {'' if archived else 'un'}archived the thread."
+        case E.ThreadMadePrivate(memberIds=ids, direct=True):
+            return f"Direct conversation of {named(ids, names)}."
+        case E.ThreadMadePrivate(memberIds=ids):
+            return f"{names.of(author).display} made this thread private for {named(ids, names)}."
+        case E.ThreadMemberAdded(agentId=agent):
+            return f"{names.of(author).display} added {names.of(agent).display}."
+        case E.ThreadMemberRemoved(agentId=agent) if agent == author:
+            return f"{names.of(agent).display} left this thread."
+        case E.ThreadMemberRemoved(agentId=agent):
+            return f"{names.of(author).display} removed {names.of(agent).display}."
         case E.ThreadRunState(state=state, agentId=agent, task=task):
             who = f"@{names.of(agent).handle} " if agent else ""
             return f"Run {who}{state}" + (f": {task[:200]}" if task else "")

@@ -78,6 +78,7 @@ def open_direct(house: House, by: Agent, others: Iterable[str]) -> tuple[Thread,
 
 def make_private(thread: Thread, by: Agent, members: Iterable[str]) -> Thread:
     """An open thread read from now on only by ``by`` and ``members`` (and its runs)."""
+    _check_not_a_run(thread)
     if thread.is_private:
         raise PrivacyError("This thread is already private.")
     agents = house_agents(thread.house, [by.pk, *members])
@@ -114,12 +115,18 @@ def remove_member(thread: Thread, agent_id: str, by: Agent) -> bool:
 
 
 def _check_changeable(thread: Thread) -> None:
+    _check_not_a_run(thread)
     if thread.is_direct:
         raise PrivacyError(
             "A direct conversation's people are what it is: start another one instead."
         )
     if not thread.is_private:
         raise PrivacyError("Everyone in the house reads this thread; make it private first.")
+
+
+def _check_not_a_run(thread: Thread) -> None:
+    if thread.parent_id is not None:  # its readers follow its parent's (``_with_children``)
+        raise PrivacyError("A run's thread reads as its parent: change who reads that one.")
 
 
 def _with_children(thread: Thread) -> list[Thread]:

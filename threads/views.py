@@ -11,6 +11,7 @@ from houses.membership import agent_for_user
 from houses.principals import person
 from houses.sidebar import sidebar_context
 from threads.fragments import page_context, window_context
+from threads.people import page_people
 from threads.reading import ThreadLogMissing
 from threads.status_sync import now_ms
 from threads.unread import mark_read, read_positions
@@ -31,10 +32,22 @@ def thread_page(request, thread_id):
         around = request.GET.get("around", "")[:128]
         context = page_context(access, now_ms=now_ms(), around=around, was_read=was_read)
         context |= sidebar_context(access.thread.house, request.user, access.thread.pk)
+        context |= private_context(access, request.user, context)
         return render(request, "threads/thread.html", context)
     except ThreadLogMissing as exc:
         context = {"thread": access.thread, "problem": str(exc)}
         return render(request, "threads/missing_log.html", context, status=503)
+
+
+def private_context(access, user, context: dict) -> dict:
+    """Who reads the thread, for its page; in a private thread the compose box offers
+    only its members to mention, and runs only to its bots."""
+    people = page_people(access, user)
+    if access.thread.is_private:
+        inside = set(people["member_handles"])
+        people["bots"] = [b for b in context["bots"] if b.handle in inside]
+        people["mentionable"] = [m for m in context["mentionable"] if m["handle"] in inside]
+    return people
 
 
 @login_required

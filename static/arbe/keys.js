@@ -1,5 +1,6 @@
 // Keyboard on every page: "/" focuses search; Ctrl/Cmd+K jumps to a thread by name across
-// your houses (threads/jump.py answers, filtered by membership); "?" lists the shortcuts
+// your houses, or messages a person (threads/jump.py answers, filtered by membership: a
+// person's row posts the house's direct-conversation form); "?" lists the shortcuts
 // (templates/base.html); Esc closes what is open.
 (function () {
   "use strict";
@@ -13,8 +14,9 @@
     active = 0;
     list.replaceChildren.apply(list, threads.map(function (t, i) {
       var li = document.createElement("li"), a = document.createElement("a");
-      a.href = t.url;
+      a.href = t.agent ? "#" : t.url;
       a.id = "jump-option-" + i;
+      if (t.agent) a.className = "person";
       a.setAttribute("role", "option");
       var title = document.createElement("span");
       title.className = "title";
@@ -29,7 +31,7 @@
     if (!threads.length) {
       var empty = document.createElement("li");
       empty.className = "empty";
-      empty.textContent = input.value.trim() ? "No thread matches." : "No threads yet.";
+      empty.textContent = input.value.trim() ? "No thread or person matches." : "No threads yet.";
       list.append(empty);
     }
     select(0);
@@ -47,7 +49,7 @@
     fetch(dialog.dataset.url + "?q=" + encodeURIComponent(input.value), {
       credentials: "same-origin", headers: { Accept: "application/json" },
     }).then(function (r) { return r.json(); }).then(function (body) {
-      if (mine === asked) render(body.threads || []);
+      if (mine === asked) render((body.threads || []).concat(body.people || []));
     }, function () {});
   }
   function open() {
@@ -79,6 +81,25 @@
     }
   });
 
+  // A thread opens by its link; a person's direct conversation by the house's form (POST,
+  // with the page's CSRF token), which answers with the conversation.
+  function go(item) {
+    if (!item.agent) { location.href = item.url; return; }
+    var form = document.createElement("form"), token = "";
+    try { token = JSON.parse(document.body.getAttribute("hx-headers"))["x-csrftoken"]; } catch (e) {}
+    form.method = "post";
+    form.action = item.url;
+    [["csrfmiddlewaretoken", token], ["agent", item.agent]].forEach(function (pair) {
+      var field = document.createElement("input");
+      field.type = "hidden";
+      field.name = pair[0];
+      field.value = pair[1];
+      form.append(field);
+    });
+    document.body.append(form);
+    form.submit();
+  }
+
   function setUp() {
     dialog = document.getElementById("jump-palette");
     if (!dialog) return;
@@ -94,8 +115,13 @@
         dialog.close();
       } else if (evt.key === "Enter" && items[active]) {
         evt.preventDefault();
-        location.href = items[active].url;
+        go(items[active]);
       }
+    });
+    list.addEventListener("click", function (evt) {
+      var a = evt.target.closest("a[id^='jump-option-']");
+      var item = a && items[Number(a.id.slice("jump-option-".length))];
+      if (item && item.agent) { evt.preventDefault(); go(item); }
     });
     dialog.addEventListener("click", function (evt) { if (evt.target === dialog) dialog.close(); });
   }

@@ -260,7 +260,12 @@
       '.entry.chat[data-author="' + v + '"] .actions .menu button.purge { display: block; }\n' +
       '.reaction[data-who~="' + v + '"] { background: #e8effc; border-color: #9bb8ef; }\n' +
       '.mention[data-agent="' + v + '"] { background: #fdecc8; color: #7c4a03; }\n' +
-      '.entry.chat:has(.mention[data-agent="' + v + '"]) { background: #fffaeb; box-shadow: inset 3px 0 #f0b429; }'
+      '.entry.chat:has(.mention[data-agent="' + v + '"]) { background: #fffaeb; box-shadow: inset 3px 0 #f0b429; }\n' +
+      // Anyone in a private thread may leave it: their own row's button, worded so.
+      '#people li[data-agent="' + v + '"] .member-remove { display: block; }\n' +
+      '#people li[data-agent="' + v + '"] .as-remove { display: none; }\n' +
+      '#people li[data-agent="' + v + '"] .as-leave { display: inline; }\n' +
+      '#people li[data-agent="' + v + '"] .person-name::after { content: " (you)"; color: var(--muted); }'
     );
     document.adoptedStyleSheets = document.adoptedStyleSheets.concat([sheet]);
   }

@@ -54,6 +54,7 @@ def test_anonymous_is_401_on_every_api_route_whether_or_not_it_exists(world):
         "username": world.member.username,
         "handle": world.bot.handle,
         "name": world.thread.stream_name,
+        "agent_id": world.member.agent.id,
     }
     made_up = dict.fromkeys(real, "nope") | {"name": "arbe-thread-nope"}
     routes = list(api_routes())

@@ -1,7 +1,8 @@
 """Every route × every kind of caller, with the status each must get.
 
 Callers: anonymous, a non-member, a member, the author of the chat, a house owner, a bot's JWT
-for this stream, a bot's JWT for another stream, an expired JWT, and a member forging authorId.
+for this stream, a bot's JWT for another stream, an expired JWT, and a member forging authorId,
+and (issue 35) a member of the house outside the private thread.
 No answer, body or header, may ever contain the service secret. Routes: posting, deleting and
 reading entries, both stream proxies, thread lists and creation, and (issue 33) uploading and
 fetching files, removing a message's files (its author or an owner), renaming a thread (an
@@ -58,6 +59,12 @@ MATRIX = {
     "sidebar_page": [302, 404, 200, 200, 200, 302, 302, 302, 200, 200],
     "inbox_api": [401, 200, 200, 200, 200, 403, 403, 401, 200, 200],  # a stranger's is their own
     "demo_bot": [302, 404, 403, 403, 302, 302, 302, 302, 403, 403],  # the owner's: added, back
+    # Issue 35's routes: a direct conversation (each caller's own, with the bot), making the
+    # open other thread private (its starter is the owner) and adding the outsider to the
+    # private thread (its starter or an owner who reads it).
+    "open_direct": [401, 404, 201, 201, 201, 404, 404, 401, 201, 201],
+    "make_private": [401, 404, 403, 403, 200, 404, 403, 401, 403, 403],
+    "add_thread_member": [401, 404, 403, 403, 201, 403, 404, 401, 403, 404],
 }
 
 
@@ -146,6 +153,18 @@ def call(world, route, caller, client, authored_id, file_id=""):
         return client.get("/api/inbox")
     if route == "demo_bot":
         return client.post("/houses/h/bots/demo")
+    if route == "open_direct":
+        body = json.dumps({"members": [world.bot.id]})
+        return client.post("/api/houses/h/direct", body, content_type="application/json")
+    if route == "make_private":
+        body = json.dumps({"members": [world.member.agent.id]})
+        url = f"/api/threads/{world.other_thread.id}/private"
+        return client.post(url, body, content_type="application/json")
+    if route == "add_thread_member":
+        body = json.dumps({"agentId": world.outsider.agent.id})
+        return client.post(
+            f"/api/threads/{thread.id}/members", body, content_type="application/json"
+        )
     raise AssertionError(route)
 
 
