@@ -184,7 +184,7 @@ def hit_line(hit, bold: bool = False) -> str:
 def inbox_line(item, bold: bool = False) -> str:
     """An inbox item: when, where, who, what, its ids; unread ones marked (bold on a terminal)."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.ts / 1000))
-    what = "replied" if item.kind == "reply" else "mentioned you"
+    what = {"reply": "replied", "direct": "wrote to you"}.get(item.kind, "mentioned you")
     text = " ".join(item.text.split())
     line = f"{when}  {item.house.slug}/{item.threadTitle}  @{item.author.handle} {what}: {text}"
     line += f"  [{item.threadId} {item.entryId}]"

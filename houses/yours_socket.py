@@ -23,6 +23,8 @@ from notify.bell import modes_of
 from notify.inbox import inbox_group
 from notify.models import InboxItem, Level
 
+VERBS = {InboxItem.Kind.MENTION: "mentioned you in", InboxItem.Kind.DIRECT: "wrote to you in"}
+
 
 def notice_fragment(user, entry_id: str, current: str = "") -> str:
     """The notice for a new item: who, where, the text, a link; ``silent`` when the person
@@ -40,7 +42,7 @@ def notice_fragment(user, entry_id: str, current: str = "") -> str:
     author = Agent.objects.filter(pk=item.author_id).values_list("display_name", flat=True)
     who = author.first() or "Someone"
     where = f"“{item.thread.title}”"
-    verb = "mentioned you in" if item.kind == InboxItem.Kind.MENTION else "replied to you in"
+    verb = VERBS.get(item.kind, "replied to you in")
     _, _, effective = modes_of(user, item.thread_id)
     silent = effective == Level.NOTHING or item.thread_id == current
     url = reverse("thread", args=[item.thread_id]) + f"?around={entry_id}#entry-{entry_id}"

@@ -2,8 +2,9 @@
 
 The append seam (``threads.seam``, its ``inbox`` step) calls ``after_append`` for every
 append to a thread stream, whoever wrote it. A chat that mentions a person who may read the
-thread, or a bot's chat answering messages a person wrote (``Asked``, from
-``signal.dispatch.started``), becomes an ``InboxItem`` for that person; a tombstone removes
+thread, a bot's chat answering messages a person wrote (``Asked``, from
+``signal.dispatch.started``), or any chat of a direct conversation (for its other people)
+becomes an ``InboxItem`` for that person; a tombstone removes
 the items of the chat it names; an edit by the author refreshes their text. Each person
 concerned is told over the channel layer (``inbox-<user id>``), which every live page of
 theirs listens to.
@@ -51,10 +52,12 @@ def after_append(thread_id: str, entries: Sequence[Entry]) -> None:
     mentioning = any(mentions(e.payload.text) for e in chats)
     asked = _asked_now(thread_id, chats) if chats else {}
     thread = None
-    if mentioning or asked:
+    if chats:
         thread = (
             Thread.objects.filter(pk=thread_id).only("house_id", "chat_seq", "visibility").first()
         )
+        if thread is not None and not (mentioning or asked or thread.is_direct):
+            thread = None
     if thread is not None:
         # Positions as threads.unread just counted them (it ran first at the seam).
         first = thread.chat_seq - len(chats)
@@ -127,6 +130,8 @@ def _items_for(
         if kinds.get(e.authorId or "") == Agent.Kind.BOT:
             answered = asked.get(e.authorId, [])
             targets += [(u, InboxItem.Kind.REPLY) for u in answered if u in readers]
+        if thread.is_direct:  # all of it is addressed to its people (ordered: first wins)
+            targets += [(u, InboxItem.Kind.DIRECT) for u in sorted(readers)]
         for user_id, kind in targets:
             if user_id == own or (user_id, e.id) in seen:
                 continue  # never your own message; a mention wins over a reply
@@ -192,7 +197,8 @@ def items_from_log(thread: Thread, entries: Iterable[Entry]) -> tuple[list[Inbox
             asked[p.agentId] = sorted(users)
         elif isinstance(p, Chat):
             seq += 1
-            if e.id in gone or not (mentions(p.text) or asked.get(e.authorId or "")):
+            addressed = mentions(p.text) or asked.get(e.authorId or "") or thread.is_direct
+            if e.id in gone or not addressed:
                 continue
             # Who is addressed comes from the chat as sent (as at the seam); the text shown
             # is its latest edit.

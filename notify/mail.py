@@ -1,6 +1,6 @@
-"""Email for mentions still unread after ``NOTIFY_EMAIL_DELAY_S``: one message per person
-with everything that came due, claimed by one guarded UPDATE so two workers never both
-send it.
+"""Email for mentions (and direct messages) still unread after ``NOTIFY_EMAIL_DELAY_S``: one
+message per person with everything that came due, claimed by one guarded UPDATE so two
+workers never both send it.
 
 A mail server that is down is tried again every ``RETRY_S``; a message that can never be
 built (a header Django refuses: ``BadHeaderError``, an address it can't encode) is marked
@@ -129,12 +129,17 @@ def compose(notices: list[Notice]) -> tuple[str, str]:
             "pk", "title"
         )
     }
+    direct = any(n.reason == "direct" for n in notices)  # notify.recipients.Reason.DIRECT
     if len(notices) == 1:
         n = notices[0]
-        subject = f"{one_line(n.author)} mentioned you in “{titles.get(n.thread_id, '')}”"
+        where = titles.get(n.thread_id, "")
+        verb = "wrote to you in" if direct else "mentioned you in"
+        subject = f"{one_line(n.author)} {verb} “{where}”"
     else:
-        subject = f"{len(notices)} mentions you haven't read"
-    lines = ["You were mentioned and haven't read it yet:", ""]
+        what = "messages to you" if direct else "mentions"
+        subject = f"{len(notices)} {what} you haven't read"
+    intro = "Written to you" if direct else "You were mentioned"
+    lines = [f"{intro} and haven't read it yet:", ""]
     for n in notices:
         url = settings.SITE_URL + reverse("thread", args=[n.thread_id]) + f"#entry-{n.entry_id}"
         lines += [

@@ -126,7 +126,7 @@ class Notice(models.Model):
     thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="+")
     channel = models.CharField(max_length=5, choices=Channel.choices)
     state = models.CharField(max_length=8, choices=State.choices)
-    reason = models.CharField(max_length=8, blank=True)  # mention | bot | all
+    reason = models.CharField(max_length=8, blank=True)  # mention | direct | bot | all
     seq = models.PositiveBigIntegerField(default=0)
     text = models.CharField(max_length=300, blank=True)
     author = models.CharField(max_length=100, blank=True)
@@ -147,15 +147,17 @@ class Notice(models.Model):
 
 
 class InboxItem(models.Model):
-    """Something addressed to one person (``notify.inbox``): a mention of them, or a bot's
-    reply to their message. An index of the log kept at the append seam, like unread and
-    search: written when the entry is appended, removed by its tombstone, rebuilt from the
-    logs by ``manage.py rebuild_inbox``. Unread while ``read_at`` is empty and the person's
-    read position in the thread (``ThreadRead.read_seq``) is before ``seq``."""
+    """Something addressed to one person (``notify.inbox``): a mention of them, a bot's reply
+    to their message, or a message in a direct conversation of theirs. An index of the
+    log kept at the append seam, like unread and search: written when the entry is
+    appended, removed by its tombstone, rebuilt from the logs by ``manage.py
+    rebuild_inbox``. Unread while ``read_at`` is empty and the person's read position in
+    the thread (``ThreadRead.read_seq``) is before ``seq``."""
 
     class Kind(models.TextChoices):
         MENTION = "mention"
         REPLY = "reply"  # a bot answering a message of theirs
+        DIRECT = "direct"  # a message to them in a direct conversation
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="+")

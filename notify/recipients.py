@@ -14,6 +14,7 @@ from threads.models import Thread
 
 class Reason:
     MENTION = "mention"
+    DIRECT = "direct"  # a message in a direct conversation of theirs: addressed to them
     BOT = "bot"  # a bot they asked answered, or its run finished
     ALL = "all"
 
@@ -60,6 +61,8 @@ def recipients(item: Outbox, thread: Thread, author: Agent | None) -> list[Recip
         level = chosen.level if chosen else Level.MENTIONS
         if user_id in mentioned:
             reason = Reason.MENTION
+        elif thread.is_direct and item.kind == Outbox.Kind.CHAT:
+            reason = Reason.DIRECT
         elif user_id in asked:
             reason = Reason.BOT
         else:

@@ -90,7 +90,8 @@ class Notifier:
             pushed = person.user_id in with_devices and person.user_id not in watching
             if pushed and self.claim(person, item, thread, Channel.PUSH, Notice.State.SENT, name):
                 push.send_to_user(person.user_id, message(item, thread, author, person))
-            if person.reason == Reason.MENTION and person.email_on and person.email:
+            addressed = person.reason in (Reason.MENTION, Reason.DIRECT)
+            if addressed and person.email_on and person.email:
                 due = timezone.now() + timedelta(seconds=settings.NOTIFY_EMAIL_DELAY_S)
                 self.claim(person, item, thread, Channel.EMAIL, Notice.State.QUEUED, name, due)
 
@@ -143,6 +144,8 @@ def message(item: Outbox, thread: Thread, author: Agent | None, person: Recipien
         title = f"{who} finished a run in “{where}”"
     elif person.reason == Reason.MENTION:
         title = f"{who} mentioned you in “{where}”"
+    elif person.reason == Reason.DIRECT:
+        title = f"{who} wrote to you"
     elif person.reason == Reason.BOT:
         title = f"{who} replied in “{where}”"
     else:
