@@ -63,7 +63,7 @@ def narration(p, names: Names, author: str | None = None) -> str | None:
         case E.ThreadArchived(archived=archived):
             return f"{names.of(author).display} {'' if archived else 'un'}archived the thread."
         case E.ThreadMadePrivate(memberIds=ids, direct=True):
-            return f"Direct conversation of {named(ids, names)}."
+            return f"Only {named(ids, names)} read this direct conversation."
         case E.ThreadMadePrivate(memberIds=ids):
             return f"{names.of(author).display} made this thread private for {named(ids, names)}."
         case E.ThreadMemberAdded(agentId=agent):

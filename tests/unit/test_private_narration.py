@@ -16,7 +16,7 @@ def test_access_entries_read_as_lines():
     made = E.ThreadMadePrivate(memberIds=["ag_o", "ag_m"])
     assert narration(made, NAMES, "ag_o") == "Olive made this thread private for Mia, Olive."
     direct = E.ThreadMadePrivate(memberIds=["ag_o", "ag_m"], direct=True)
-    assert narration(direct, NAMES, "ag_m") == "Direct conversation of Mia, Olive."
+    assert narration(direct, NAMES, "ag_m") == "Only Mia, Olive read this direct conversation."
     assert narration(E.ThreadMemberAdded(agentId="ag_a"), NAMES, "ag_o") == "Olive added Ari."
     removed = E.ThreadMemberRemoved(agentId="ag_a")
     assert narration(removed, NAMES, "ag_o") == "Olive removed Ari."
