@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 QUIET_S = 1.0  # start-up is over once the server has printed nothing for this long…
 MOST_S = 20.0  # …or this long after it listens, whatever it still prints
+LISTENING = b"Listening on TCP address"  # what Daphne prints once it listens
 
 
 class Relay(threading.Thread):
@@ -30,6 +31,10 @@ class Relay(threading.Thread):
         super().__init__(daemon=True)
         self.stream, self.last = stream, time.monotonic()
         self.lock = threading.Lock()
+        # Daphne's own "listening" line was relayed. The port accepts connections a moment
+        # before Daphne prints it, and on a busy machine the lines before it may be older
+        # than QUIET_S: without this the logins could come out above it.
+        self.heard_listening = False
 
     def run(self) -> None:
         for line in iter(self.stream.readline, b""):
@@ -37,6 +42,7 @@ class Relay(threading.Thread):
                 sys.stdout.buffer.write(line)
                 sys.stdout.flush()
                 self.last = time.monotonic()
+                self.heard_listening = self.heard_listening or LISTENING in line
 
     def say(self, text: str) -> None:
         with self.lock:
@@ -85,7 +91,8 @@ def main(argv=None) -> int:
         up = time.monotonic()
         while server.poll() is None:
             now = time.monotonic()
-            if now - relay.last >= QUIET_S or now - up >= MOST_S:
+            quiet = relay.heard_listening and now - relay.last >= QUIET_S
+            if quiet or now - up >= MOST_S:
                 relay.say("\n" + logins)
                 break
             time.sleep(0.1)
