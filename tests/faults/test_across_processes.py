@@ -3,8 +3,9 @@ PostgreSQL, Redis and the reference stream server (``tests.peers.cluster``).
 
 What one process can't show: a socket on web 2 sees a post made through web 1, the house
 page follows across processes, replies run on the workers only, the sweep runs once per
-interval whichever worker ticks, and a member removed through web 1, signed out through
-web 1 or deactivated by another process loses their sockets and stream reads on web 2.
+interval whichever worker ticks, and a member removed through web 1 (from the house or from a
+private thread), signed out through web 1 or deactivated by another process loses their
+sockets and stream reads on web 2.
 """
 
 from __future__ import annotations
@@ -191,6 +192,25 @@ def test_a_member_removed_through_web_1_loses_their_sockets_on_web_2(cluster, wo
         )
         assert response.status_code == 204, response.text
         assert [close_code(ws) for ws in sockets] == [4404, 4404, 4404]
+
+
+def test_a_member_removed_from_a_private_thread_through_web_1_loses_it_on_web_2(cluster, world):
+    """Thread-level access across processes: the thread socket ends 4404, the house's go on."""
+    api, owner = cluster.web[0].url, {"Authorization": f"Bearer {world['tokens'][0]}"}
+    thread, member = world["threads"][0], world["agents"][1]
+    made = httpx.post(
+        f"{api}/api/threads/{thread}/private", json={"members": [member]}, headers=owner
+    )
+    assert made.status_code == 200, made.text
+    with live_sockets(cluster, world) as sockets:
+        removed = httpx.delete(f"{api}/api/threads/{thread}/members/{member}", headers=owner)
+        assert removed.status_code == 200 and removed.json() == {"removed": True}
+        assert close_code(sockets[0]) == 4404
+        for ws in sockets[1:]:  # their house and board pages read on
+            with contextlib.suppress(TimeoutError):
+                while True:
+                    ws.recv(timeout=1.0)
+            assert ws.ping().wait(WAIT_S)  # still open: a closed one raises
 
 
 def test_signing_out_through_web_1_closes_that_sessions_sockets_on_web_2(cluster, world):
