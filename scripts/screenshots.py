@@ -158,6 +158,28 @@ def take(base_url: str, env: dict, out: Path) -> None:
         phone_page.get_by_text("I can echo").first.wait_for(timeout=REPLY_WAIT_MS)
         shoot(phone_page, out, "thread-phone.png")
 
+        # A direct conversation and a private thread, so the house page shows both marks.
+        people = demo.api(owner, "GET", "/api/houses/demo/members").json()
+        agent = {m["username"]: m["agentId"] for m in people["members"]}
+        helper = next(b["agentId"] for b in people["bots"] if b["handle"] == "helper")
+        direct = demo.api(
+            member, "POST", "/api/houses/demo/direct", data={"members": [agent["owner"]]}
+        ).json()["thread"]["id"]
+        demo.say(member, direct, "Got a minute after standup? About the hiring plan.")
+        demo.say(owner, direct, "Sure, 10:30 works.")
+        plans = demo.api(
+            owner,
+            "POST",
+            "/api/houses/demo/threads",
+            data={"title": "Hiring plan 2027", "members": [agent["member"], helper]},
+        ).json()["thread"]["id"]
+        demo.say(owner, plans, "Draft headcount is in the doc; comments here, not in #general.")
+        owner_page.goto(f"/threads/{direct}/")
+        owner_page.get_by_text("10:30 works").first.wait_for(timeout=REPLY_WAIT_MS)
+        shoot(owner_page, out, "direct.png")
+        owner_page.goto(f"/threads/{plans}/")
+        shoot(owner_page, out, "private-thread.png")
+
         owner_page.goto("/houses/demo/")
         shoot(owner_page, out, "house.png")
 
