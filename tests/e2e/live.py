@@ -49,6 +49,14 @@ def wait_until(predicate, page, timeout_ms: int = WAIT) -> None:
     raise AssertionError(f"still not true after {timeout_ms} ms: {predicate}")
 
 
+def wait_in_page(page, expression: str, arg=None, timeout_ms: int = WAIT) -> None:
+    """Poll a JS ``expression`` (a function when ``arg`` is given) until truthy. Not
+    ``page.wait_for_function``: its polling runs the text through ``eval`` in the page, which
+    the pages' CSP refuses, so it passes only when the first check is already true;
+    ``page.evaluate`` goes through the DevTools protocol, which the CSP doesn't govern."""
+    wait_until(lambda: page.evaluate(expression, arg), page, timeout_ms)
+
+
 class HarbourCase(ChannelsLiveServerTestCase):
     """A live server (uvloop, as deployed) with the house "Harbour": olive owns it, mia is a
     member, a thread "Plans"; browser contexts signed in as either, closed after each test.

@@ -11,7 +11,7 @@ from PIL import Image
 from playwright.sync_api import expect
 
 from tests.e2e.console import watch_console
-from tests.e2e.live import WAIT, LiveThreadCase
+from tests.e2e.live import WAIT, LiveThreadCase, wait_in_page
 from tests.integration.attachments.files import png_bomb
 from tests.peers.fake_llm import Text, bash
 
@@ -98,8 +98,8 @@ class AttachmentTests(LiveThreadCase):
             preview = entry.locator(".files .preview img")
             expect(preview).to_have_count(1)
             expect(preview).to_have_attribute("alt", "Pasted image.png")
-            page.wait_for_function(
-                "img => img.complete && img.naturalWidth > 0", arg=preview.element_handle()
+            wait_in_page(
+                page, "img => img.complete && img.naturalWidth > 0", preview.element_handle()
             )
             pdf = entry.locator(".files .download", has_text="quarterly plan.pdf")
             expect(pdf).to_contain_text("45 bytes")
@@ -204,8 +204,8 @@ class AttachmentTests(LiveThreadCase):
             image = report.locator(".files .preview img")
             expect(image).to_have_attribute("alt", "chart.png")
             image.scroll_into_view_if_needed()
-            member.wait_for_function(
-                "img => img.complete && img.naturalWidth > 0", arg=image.element_handle()
+            wait_in_page(
+                member, "img => img.complete && img.naturalWidth > 0", image.element_handle()
             )
             expect(report.locator(".files .download .file-name")).to_have_text(
                 ["chart.png", "sales.csv"]

@@ -4,7 +4,7 @@ bell, and what lands while the tab is hidden (title count, a desktop notificatio
 from playwright.sync_api import expect
 
 from tests.e2e.console import watch_console
-from tests.e2e.live import HarbourCase
+from tests.e2e.live import HarbourCase, wait_in_page
 
 WAIT = 15_000  # ms
 INCOGNITO_PUSH = "Chrome currently does not support the Push API in incognito mode"
@@ -118,7 +118,7 @@ class NotificationTests(HarbourCase):
         mia.evaluate("window.__setHidden(true)")
         self.post_chat(olive, "anyone around?")
         expect(mia).to_have_title("(1) Plans · arbe", timeout=WAIT)
-        mia.wait_for_function("window.__notices.length === 1")
+        wait_in_page(mia, "window.__notices.length === 1")
         assert mia.evaluate("window.__notices[0].title") == "olive in “Plans”"
         mia.evaluate("window.__setHidden(false)")
         mia.locator("#thread-notify summary").click()
