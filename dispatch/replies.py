@@ -25,7 +25,7 @@ from django.conf import settings
 
 from arbe_site.concurrency import in_thread
 from arbe_site.ids import time_ordered_id
-from dispatch.conversation import Conversation, load_conversation, new_messages
+from dispatch.conversation import Conversation, load_conversation, new_messages, save_mark
 from dispatch.decide import StartReply
 from dispatch.director import PASS_WINDOW
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for, spend_of
@@ -193,6 +193,7 @@ async def _attempt(
     try:
         prepared = EnvironmentPrepared(agentId=convo.bot.id, isolation=session.isolation)
         await writer.append(convo.stream, new_entry(prepared, author=convo.bot.id))
+        await in_thread(save_mark, convo)  # still the holder: what the session now holds
         await session.prompt(attempt_prompt(convo, steering))
         metrics.model_asked(convo.asked_since_ms)
         async with asyncio.timeout(settings.DISPATCH_REPLY_CAP_S):
