@@ -213,13 +213,14 @@ async def _attempt(
     session.observe(trace.see)
     ended = False
     try:
-        prepared = EnvironmentPrepared(agentId=convo.bot.id, isolation=session.isolation)
-        await writer.append(convo.stream, new_entry(prepared, author=convo.bot.id))
-        await in_thread(save_mark, convo)  # still the holder: what the session now holds
+        prompt = attempt_prompt(convo, steering)
+        reused = warm is not None and warm.replies > 0
+        if not reused:
+            await _prepared(convo, writer, session)
         try:
-            await session.prompt(attempt_prompt(convo, steering))
+            await session.prompt(prompt)
         except PiError:
-            if warm is None or warm.replies == 0:
+            if not reused:
                 raise
             # A warm Pi that died or balks since its last reply: a cold one answers instead.
             logger.warning("warm Pi %s of %s failed its prompt; starting another", *key)
@@ -227,7 +228,11 @@ async def _attempt(
             session = await PiSession.start(config)
             session.observe(trace.see)
             warm = Warm(session, fingerprint(config), pool.epoch, replies=0, since=0.0)
-            await session.prompt(attempt_prompt(convo, steering))
+            await _prepared(convo, writer, session)
+            await session.prompt(prompt)
+        else:
+            if reused:  # the model is being asked meanwhile: its events wait for this
+                await _prepared(convo, writer, session)
         metrics.model_asked(convo.asked_since_ms)
         async with asyncio.timeout(settings.DISPATCH_REPLY_CAP_S):
             events = session.events()
@@ -294,6 +299,14 @@ async def _attempt(
         return Attempt(True, messages=messages, closing=closing)
     code = await session.close()
     return Attempt(False, "process", f"Pi exited ({code}) before finishing.", retryable=True)
+
+
+async def _prepared(convo: Conversation, writer, session: PiSession) -> None:
+    """The attempt's environment in the log, then the session's mark moved: only after a
+    fenced append, so a holder fenced off never moves it (``dispatch.session_mark``)."""
+    prepared = EnvironmentPrepared(agentId=convo.bot.id, isolation=session.isolation)
+    await writer.append(convo.stream, new_entry(prepared, author=convo.bot.id))
+    await in_thread(save_mark, convo)
 
 
 async def _steer(convo, session, steering: Steering) -> None:
