@@ -124,7 +124,7 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "arbe_site.channel_layer.ProcessChannelLayer"}}
 
 # Caches. "limits" holds counters every process must share (houses/invite_limits.py): Redis
 # when scaled, else a table in the database (locmem is per process, so web and backstage,

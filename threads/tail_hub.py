@@ -15,7 +15,9 @@ live-evidence cap, a delegated run's child record), without waiting for an entry
 Delivery goes out in chunks of :data:`FANOUT_CHUNK` viewers with a turn of the
 event loop between them: the server writes a socket's frame on a later turn, so
 without the breaks the first viewer would wait for the thousandth one's frame to
-be queued.
+be queued. A viewer past its catch-up with nothing queued gets the batch's frame,
+built once, written straight to its socket (``threads.socket_frames``): no queue,
+no task, no framework per socket.
 
 Delivery to a viewer is bounded: a viewer whose queue overflows gets ``None``
 and is closed with 1013, and the page resumes from the last offset it applied.
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
@@ -45,6 +48,7 @@ from threads.log import async_log_reader
 from threads.models import Thread
 from threads.now import NowFold, ThreadNow, current_view, live_children
 from threads.render_pool import off_loop
+from threads.socket_frames import text_frame
 from threads.status import next_change_ms
 from threads.status_sync import now_ms
 from threads.unreadable import readable
@@ -66,14 +70,20 @@ class Batch:
     offset: str
     marker: str  # the offset marker (``fragments.offset_marker``)
     frame: str  # parts + panel + offset marker, shared by every viewer past catch-up
+    wire: bytes = b""  # ``frame`` as one WebSocket frame (``threads.socket_frames``)
 
 
 @dataclass(eq=False)
 class Subscription:
     tail: ThreadTail
     queue: asyncio.Queue = field(default_factory=lambda: asyncio.Queue(QUEUE_SIZE))
+    # Set by a viewer past its catch-up: writes a batch's frame straight to its socket.
+    write: Callable[[Batch], bool] | None = None
 
     def deliver(self, batch: Batch) -> None:
+        # Straight to the socket only when nothing queued is still ahead of the batch.
+        if self.write is not None and self.queue.empty() and self.write(batch):
+            return
         try:
             self.queue.put_nowait(batch)
         except asyncio.QueueFull:
@@ -140,7 +150,8 @@ class ThreadTail:
             self.watching_children = bool(children)
             panel, marker = await off_loop(self.render_panel, self.view, offset)
         frame = "".join(html for _, html in parts) + panel + marker
-        return Batch(tuple(e.id for e in entries), parts, panel, offset, marker, frame)
+        wire = text_frame(frame.encode())
+        return Batch(tuple(e.id for e in entries), parts, panel, offset, marker, frame, wire)
 
     def next_refresh_s(self) -> float | None:
         """How long the panel stands before time alone may change it: the live-evidence
