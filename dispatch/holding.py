@@ -189,6 +189,7 @@ class ThreadHolding:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.warm.settle()  # every warm Pi has exited before the worker does
         return len(tasks)
 
     async def _recover(self, thread_id: str, fence: FencedWriter):
