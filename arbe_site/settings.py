@@ -125,7 +125,7 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "arbe_site.channel_layer.ProcessChannelLayer"}}
 
 # Caches. "limits" holds counters every process must share (houses/invite_limits.py): Redis
 # when scaled, else a table in the database (locmem is per process, so web and backstage,
@@ -175,6 +175,13 @@ ARBE_BOT_KEY_ALLOW = env_list("ARBE_BOT_KEY_ALLOW", [])
 DISPATCH_MAX_ATTEMPTS = env_int("DISPATCH_MAX_ATTEMPTS", 2)
 DISPATCH_REPLY_CAP_S = env_int("DISPATCH_REPLY_CAP_S", 600)  # a reply may run 10 minutes
 DISPATCH_EVENT_IDLE_S = env_int("DISPATCH_EVENT_IDLE_S", 120)  # silence that ends a reply
+# Warm bots (dispatch/warm.py, docs/performance.md): Pi processes kept between replies per
+# engine (0: none, every reply starts Pi), each for at most this many replies, this long idle,
+# this much resident memory.
+DISPATCH_WARM_MAX = env_int("DISPATCH_WARM_MAX", 8)
+DISPATCH_WARM_REPLIES = env_int("DISPATCH_WARM_REPLIES", 50)
+DISPATCH_WARM_IDLE_S = env_int("DISPATCH_WARM_IDLE_S", 120)
+DISPATCH_WARM_RSS_MB = env_int("DISPATCH_WARM_RSS_MB", 400)
 # The trace mirror (docs/traces.md): off unless a PostHog project key is set.
 POSTHOG_API_KEY = env_str("POSTHOG_API_KEY")
 POSTHOG_HOST = env_str("POSTHOG_HOST")  # blank: PostHog Cloud US

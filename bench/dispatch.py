@@ -26,9 +26,10 @@ straight to the stream server, as another program would), then a mention: the di
 pass's time and the size of each entry it writes.
 
 **conversation** — a one-person conversation with the demo bot (the built-in demo model,
-served by this site under uvicorn) at 100 and at 50,000 entries: POST → the reply's
-``signal.dispatch.started``, and the model's last token → the bot's ``chat`` visible, each
-for the short and the long thread in the same run, with their ratio.
+served by this site under uvicorn) at 100 and at 20,000 entries: POST → the reply's
+``signal.dispatch.started``, POST → the model asked with the bot's Pi warm and with a cold
+start, and the model's last token → the bot's ``chat`` visible, each for the short and the
+long thread in the same run, with their ratio.
 """
 
 import argparse
@@ -273,7 +274,8 @@ def conversation_table(sizes: tuple[int, int], replies: int) -> str:
         ("POST → `signal.dispatch.started`", "to_start"),
         ("the director's pass that started it", "pass"),
         ("**model's last token → bot's `chat` visible**", "to_chat"),
-        ("POST → the model asked (reply loads the thread, starts Pi)", "to_model"),
+        ("**POST → the model asked, warm** (the bot's Pi kept from its last reply)", "to_model"),
+        ("POST → the model asked, cold (the reply starts Pi)", "to_model_cold"),
     ]
     return "\n".join(
         [
@@ -305,7 +307,7 @@ def main(argv=None) -> None:
             table = backlog_table(20_000 if args.quick else 200_000)
             tables.append(("dispatch-backlog", "A backlog pass (`--case backlog`)", table))
         if "conversation" in cases:
-            sizes = (100, 2_000) if args.quick else (100, 50_000)
+            sizes = (100, 2_000) if args.quick else (100, 20_000)
             table = conversation_table(sizes, 1 if args.quick else 7)
             title = "A long one-person conversation (`--case conversation`)"
             tables.append(("dispatch-conversation", title, table))

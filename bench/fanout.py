@@ -91,37 +91,51 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def run_size(port: int, pid: int, world, n: int, posts: int) -> dict:
-    return await run_spread([(port, pid)], port, world, n, posts)
+async def run_size(port: int, pid: int, world, n: int, posts: int, client: str) -> dict:
+    return await run_spread([(port, pid)], port, world, n, posts, client=client)
 
 
 async def run_spread(
-    servers: list[tuple[int, int]], post_port: int, world, n: int, posts: int, batch: int = 100
+    servers: list[tuple[int, int]],
+    post_port: int,
+    world,
+    n: int,
+    posts: int,
+    batch: int = 100,
+    client: str = "lean",
 ):
     """N sockets spread evenly over ``servers`` (port, pid), opened ``batch`` at a time;
-    posts through ``post_port``."""
+    posts through ``post_port``. ``client``: ``lean`` (``bench.ws_client``) or
+    ``websockets`` (the library, tens of microseconds of client Python a frame)."""
     import httpx
     import websockets
 
+    from bench import ws_client
+
     thread_id, cookie, token, offset = world
-    arrivals: dict[str, list[float]] = {}
+    arrivals: dict[bytes, list[float]] = {}  # the fragment's id attribute -> arrival times
+
+    def arrived(text: bytes, now: float) -> None:
+        for needle in list(arrivals):
+            if needle in text:
+                arrivals[needle].append(now)
 
     async def reader(ws):
         async for text in ws:
-            now = time.perf_counter()
-            for key in list(arrivals):
-                if f'id="entry-{key}"' in text:
-                    arrivals[key].append(now)
+            arrived(text.encode(), time.perf_counter())
 
     async def connect(port):
-        url = f"ws://127.0.0.1:{port}/ws/threads/{thread_id}/"
+        path = f"/ws/threads/{thread_id}/"
         headers = {"Cookie": f"sessionid={cookie}", "Origin": f"http://127.0.0.1:{port}"}
         for attempt in range(10):  # Daphne drops a handshake the app hasn't accepted in 5 s
             try:
+                if client == "lean":
+                    return await ws_client.connect(port, path, headers, arrived)
+                url = f"ws://127.0.0.1:{port}{path}"
                 ws = await websockets.connect(url, additional_headers=headers, max_size=None)
                 await ws.recv()  # the first frame: panel and offset
                 return ws
-            except (OSError, EOFError, websockets.WebSocketException):
+            except (OSError, EOFError, TimeoutError, websockets.WebSocketException):
                 if attempt == 9:
                     raise
                 await asyncio.sleep(1)
@@ -140,25 +154,30 @@ async def run_spread(
     await asyncio.sleep(1.0)
     grown = sum(rss_kib(pid) - b for (_, pid), b in zip(servers, base, strict=True))
     per_socket = grown / max(1, n - len(servers))
-    readers = [asyncio.create_task(reader(ws)) for ws in sockets]
+    readers = [asyncio.create_task(reader(ws)) for ws in sockets if client != "lean"]
 
     latencies: list[float] = []
     first = 0.0  # the first post: every socket's first frame (warm-up, not in the percentiles)
     async with httpx.AsyncClient(
-        base_url=f"http://127.0.0.1:{post_port}", headers={"Authorization": f"Bearer {token}"}
+        base_url=f"http://127.0.0.1:{post_port}",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,  # the first post after the opens may wait (its time is reported)
     ) as http:
         for i in range(posts + 2):  # the first two warm up
             key = f"fanout-{n}-{len(servers)}-{i}"
-            arrivals[key] = []
+            needle = f'id="entry-{key}"'.encode()
+            arrivals[needle] = []
             sent = time.perf_counter()
             response = await http.post(
                 f"/api/threads/{thread_id}/entries", data={"text": f"post {i}", "id": key}
             )
             response.raise_for_status()
+            if i == 0:
+                print(f"first POST answered in {(time.perf_counter() - sent) * 1000:.0f} ms")
             deadline = time.monotonic() + (10 if i >= 2 else 60)
-            while len(arrivals[key]) < n and time.monotonic() < deadline:
+            while len(arrivals[needle]) < n and time.monotonic() < deadline:
                 await asyncio.sleep(0.005)
-            got = arrivals.pop(key)
+            got = arrivals.pop(needle)
             if len(got) < n:
                 raise RuntimeError(f"{key}: {len(got)} of {n} sockets got the fragment")
             if i == 0:
@@ -168,7 +187,11 @@ async def run_spread(
             await asyncio.sleep(0.1)
     for task in readers:
         task.cancel()
-    await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
+    if client == "lean":
+        for socket in sockets:
+            socket.close()
+    else:
+        await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
     return {
         "n": n,
         "processes": len(servers),
@@ -229,13 +252,15 @@ def write_docs(table: str) -> None:
 # -- across processes ---------------------------------------------------------------------
 
 
-def run_cluster(sizes: list[int], posts: int, rounds: int) -> list[dict]:
-    """N sockets on one Daphne, then split over two, alternating, in one cluster."""
+def run_cluster(
+    sizes: list[int], posts: int, rounds: int, daphnes: int = 2, client: str = "lean"
+) -> list[dict]:
+    """N sockets on one Daphne, then split over all ``daphnes``, alternating, in one cluster."""
 
     from tests.peers.cluster import Cluster
 
     results = []
-    with Cluster(web=2, workers=1, streams="inprocess") as cluster:
+    with Cluster(web=daphnes, workers=1, streams="inprocess") as cluster:
         made = cluster.world(people=1, bot=False)
         world = (made["threads"][0], made["sessions"][0], made["tokens"][0], "")
         servers = [(web.port, web.pid) for web in cluster.web]
@@ -244,7 +269,9 @@ def run_cluster(sizes: list[int], posts: int, rounds: int) -> list[dict]:
             for n in sizes:
                 for _ in range(rounds):
                     for spread in (servers[:1], servers):
-                        run = run_spread(spread, post_port, world, n, posts, batch=10)
+                        run = run_spread(
+                            spread, post_port, world, n, posts, batch=10, client=client
+                        )
                         results.append(asyncio.run(run))
                         print(results[-1], flush=True)
                         # Closes are counted in batches (threads.watching): a moment
@@ -270,7 +297,8 @@ def render_cluster(results: list[dict]) -> str:
     lines.append(
         "\nPostgreSQL, Redis, one backstage worker; each Daphne serves the streams itself on the "
         "shared database (LISTEN/NOTIFY wakes the other process's tail). Posts go through the "
-        "first Daphne; sockets are all on it (1) or split evenly (2). Targets at 1,000: "
+        "first Daphne; sockets are all on it (1) or split evenly over all of them. Targets at "
+        "1,000: "
         f"p50 ≤ {TARGETS['p50']:.0f} ms, p99 ≤ {TARGETS['p99']:.0f} ms."
     )
     return "\n".join(lines)
@@ -284,13 +312,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--cluster", action="store_true", help="one Daphne against two")
     parser.add_argument("--rounds", type=int, default=1, help="with --cluster: alternations")
+    parser.add_argument("--daphnes", type=int, default=2, help="with --cluster: Daphnes (2, 4)")
+    parser.add_argument("--client", choices=("lean", "websockets"), default="lean")
     args = parser.parse_args(argv)
     args.sizes = args.sizes or ("20" if args.quick else "100,1000")
     args.posts = args.posts or (5 if args.quick else 20)
     raise_fd_limit()
     if args.cluster:
         sizes = [int(s) for s in args.sizes.split(",")]
-        table = render_cluster(run_cluster(sizes, args.posts, args.rounds))
+        found = run_cluster(sizes, args.posts, args.rounds, args.daphnes, args.client)
+        table = render_cluster(found)
         print(table)
         if args.write_docs:
             title = "Live fan-out across processes (`python -m bench.fanout --cluster`)"
@@ -308,7 +339,8 @@ def main(argv: list[str] | None = None) -> None:
             proc = start_daphne(env, port, log)
             try:
                 wait_for_port(port, proc=proc)
-                results.append(asyncio.run(run_size(port, proc.pid, world, n, args.posts)))
+                run = run_size(port, proc.pid, world, n, args.posts, args.client)
+                results.append(asyncio.run(run))
             except Exception:
                 print(log.read_text()[-4000:], file=sys.stderr)
                 raise

@@ -140,9 +140,11 @@ def mark_model(clock) -> None:
 
 
 def conversation_case(sizes: tuple[int, ...], replies: int, clock) -> dict[int, dict]:
-    """Per thread length: POST → ``signal.dispatch.started`` and last token → the bot's chat
-    visible (ms), over ``replies`` messages that mention nobody (the conversation rule
-    answers them). Lengths take turns, so the shared machine's noise hits them alike."""
+    """Per thread length: POST → ``signal.dispatch.started``, POST → the model asked, and last
+    token → the bot's chat visible (ms), over ``replies`` messages that mention nobody (the
+    conversation rule answers them) with the bot's Pi warm from its last reply; and POST →
+    the model asked for as many replies that start their own Pi (cold). Lengths take turns,
+    so the shared machine's noise hits them alike."""
     import json
 
     from django.test import Client
@@ -153,7 +155,8 @@ def conversation_case(sizes: tuple[int, ...], replies: int, clock) -> dict[int, 
     from threads.log import log_reader
     from threads.reading import read_entries
 
-    results = {size: {"to_start": [], "to_model": [], "to_chat": [], "pass": []} for size in sizes}
+    keys = ("to_start", "to_model", "to_chat", "pass", "to_model_cold")
+    results = {size: {key: [] for key in keys} for size in sizes}
     clock.passes = []
     with demo_site():
         mark_model(clock)
@@ -169,7 +172,9 @@ def conversation_case(sizes: tuple[int, ...], replies: int, clock) -> dict[int, 
             write_history(thread.stream_name, history)
             threads[size] = thread
 
-        def post(thread, text: str) -> tuple[float, str]:
+        def post(thread, text: str, cold: bool = False) -> tuple[float, str]:
+            if cold:  # no warm Pi anywhere: this reply starts its own
+                backstage().cool_down()
             tail = log_reader().head(thread.stream_name).next_offset
             clock.marks.clear()
             clock.passes.clear()
@@ -187,6 +192,12 @@ def conversation_case(sizes: tuple[int, ...], replies: int, clock) -> dict[int, 
             post(thread, "hello again")
         for n in range(replies):
             for size, thread in threads.items():
+                # A reply that starts its own Pi (none warm anywhere), then the next one on
+                # the Pi that reply kept.
+                post(thread, f"and cold step {n}?", cold=True)
+                results[size]["to_model_cold"].append(
+                    (clock.marks["asked"] - clock.marks["posted"]) * 1000
+                )
                 posted, tail = post(thread, f"and step {n}?")
                 written, _ = read_entries(thread.id, tail)
                 started = next(e for e in written if e.type == "signal.dispatch.started")
@@ -195,4 +206,5 @@ def conversation_case(sizes: tuple[int, ...], replies: int, clock) -> dict[int, 
                 results[size]["to_model"].append((marks["asked"] - marks["posted"]) * 1000)
                 results[size]["to_chat"].append((marks["chat_visible"] - marks["last"]) * 1000)
                 results[size]["pass"].append(clock.passes[0])  # the pass that started it
+        backstage().cool_down()
     return results

@@ -29,6 +29,7 @@ from django.conf import settings
 from arbe_site.concurrency import in_thread
 from dispatch import thread_leases
 from dispatch.holding import DIRECTOR_CHANNEL, ThreadHolding, lease_s
+from dispatch.warm import WarmPool
 from ops import metrics
 from ops.context import carried, wake_context
 
@@ -46,6 +47,8 @@ class Backstage(ThreadHolding):
         self.replies: dict[str, asyncio.Task] = {}
         self.runs: dict[str, asyncio.Task] = {}
         self.waking: set[asyncio.Task] = set()  # wakes still asking for a lease
+        self.lingering: dict[str, asyncio.Event] = {}
+        self.warm = WarmPool()
         self.sweeping: asyncio.Future | None = None
         self.tending: asyncio.Task | None = None
         self.notifying = None  # notify.worker: pushes and email, where the sweep runs
@@ -106,6 +109,7 @@ class Backstage(ThreadHolding):
         from boards.service import board_service
 
         async def stop() -> None:
+            self.cool()
             boards = board_service()
             tasks = [self.tending, boards.task, *boards.subscribers.values()]
             # The board service is one per process: only the tasks on this engine's loop
@@ -227,7 +231,22 @@ class Backstage(ThreadHolding):
     # -- tests and shutdown ------------------------------------------------------------
 
     def busy(self) -> bool:
-        return bool(self.passes or self.replies or self.waking or self.runs)
+        """Passes, replies, runs or wakes under way; a thread held only for a warm bot is idle."""
+        holding = self.passes.keys() - self.lingering.keys()
+        return bool(holding or self.replies or self.waking or self.runs)
+
+    def cool_down(self, timeout: float = 60.0) -> None:
+        """Thread-safe: close every warm Pi, let go of their threads, wait until idle."""
+        if self.loop is None or not self.loop.is_running():
+            return
+
+        async def cool() -> None:
+            self.cool()
+            while self.busy() or self.passes:
+                await asyncio.sleep(0.02)
+            await self.warm.settle()
+
+        asyncio.run_coroutine_threadsafe(asyncio.wait_for(cool(), timeout), self.loop).result()
 
     def wait_idle(self, timeout: float = 60.0) -> None:
         """Block until no pass or reply is running (tests, shutdown)."""

@@ -1,10 +1,12 @@
 """What a bot is handed for a reply, built from the chat projection.
 
 Pi keeps a session file per thread and bot, so a reply normally sends only the
-messages the bot hasn't seen. A tombstone must keep a deleted message from the
-model on later turns, and Pi's session file can't forget: when a message the bot
-was handed is deleted, the reply starts a fresh session generation seeded with
-the projected history, which no longer holds it.
+messages the bot hasn't seen: those after its session's mark (``dispatch.session_mark``),
+read from the mark's offset, never the whole log. A tombstone must keep a deleted message
+from the model on later turns, and Pi's session file can't forget: when a message the
+session holds is deleted (or edited: bots read the latest text), the reply starts a fresh
+session generation seeded with the projected history of a bounded tail, which no longer
+holds it.
 
 A prompt is bounded whatever the thread holds: the history and the new messages each
 give the newest messages that fit ``PROMPT_MESSAGES`` and ``PROMPT_CHARS``, and say how
@@ -18,9 +20,12 @@ from pathlib import Path
 
 from django.conf import settings
 
+from dispatch import session_mark
 from dispatch.decide import StartReply
 from dispatch.pi import layout
+from dispatch.session_mark import SessionMark
 from houses.models import Agent
+from streams.errors import StreamError
 from threads.attached import with_files
 from threads.entries import (
     Chat,
@@ -29,12 +34,15 @@ from threads.entries import (
     Entry,
     EntryDeleted,
     EntryEdited,
+    first_of_each_id,
 )
 from threads.log import async_log_reader
 from threads.models import Thread, stream_name_for
+from threads.now_view import WAITING_SHOWN
 from threads.projection import chat_projection
 from threads.reading import read_entries
 from threads.unreadable import readable
+from threads.windows import read_tail
 
 PROMPT_MESSAGES = 200  # messages in the history, or in the new messages, at most
 PROMPT_CHARS = 60_000  # and their text, at most (the newest message always goes)
@@ -52,6 +60,7 @@ class Conversation:
     agent_dir: Path
     env: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)
+    mark: SessionMark | None = None  # what the session holds once this reply hands it over
     asked_since_ms: int = 0  # the newest message answered was posted then (ops.metrics)
 
     def render(self, messages: list[Entry]) -> str:
@@ -97,13 +106,35 @@ def ensure_agent_dir() -> Path:
 
 
 def load_conversation(start: StartReply) -> Conversation:
+    """What the bot is handed: the messages since its session's mark (``session_mark``), or,
+    for a fresh session (none yet, or a message it holds deleted or edited since), a seed
+    from a bounded tail of the thread. Never the whole log of a marked thread."""
     thread = Thread.objects.select_related("house").get(pk=start.thread_id)
     bot = Agent.objects.get(pk=start.agent_id)
-    entries, offset = read_entries(thread.id)
-    chat = chat_projection(entries)
-    seen, generation = seen_by(bot.id, entries)
+    where = (thread.house_id, thread.id, bot.id)
+    found = session_mark.load(session_mark.mark_path(*where))
+    since = None
+    if found is not None and session_mark.session_path(*where, found.generation).exists():
+        try:
+            entries, offset = read_entries(thread.id, found.offset)
+        except StreamError:  # an offset the server no longer knows: reseed
+            entries, offset = [], ""
+        if offset:
+            since = unseen_since(bot.id, entries)
+    wanted = set(start.entry_ids)
+    if since is not None and not since.reseed:
+        chat = since.chat
+        generation = found.generation
+        missing = wanted - {m.id for m in chat}
+        if missing:  # taken in before the mark, still owed (a resumed reply): hand them again
+            tail, _, _ = read_tail(thread.id, WAITING_SHOWN)
+            chat = [m for m in chat_projection(tail) if m.id in missing] + chat
+    else:
+        entries, offset, _ = read_tail(thread.id, PROMPT_MESSAGES)
+        chat = chat_projection(entries)
+        after = found.generation if found is not None else -1
+        generation = session_mark.fresh_generation(*where, after=after)
     source = ensure_agent_dir()
-    session_file = layout.session_file(thread.house_id, thread.id, bot.id, f"g{generation}")
     authors = {m.authorId for m in chat if m.authorId}
     names = dict(Agent.objects.filter(pk__in=authors).values_list("id", "display_name"))
     convo = Conversation(
@@ -112,22 +143,53 @@ def load_conversation(start: StartReply) -> Conversation:
         stream=stream_name_for(thread.id),
         prompt="",
         offset=offset,
-        session_file=session_file,
+        session_file=session_mark.session_path(*where, generation),
         workspace=layout.workspace(bot.id, thread.id),
         agent_dir=layout.bot_agent_dir(bot, source),
         env=bot_env(bot, source),
         names=names,
+        mark=session_mark.SessionMark(generation, offset),
     )
     # What the bot answers: the messages it was started for, never its own, never deleted.
-    wanted = set(start.entry_ids)
     to_answer = [m for m in chat if m.id in wanted and m.authorId != bot.id]
     convo.asked_since_ms = max((m.ts for m in to_answer), default=0)
-    if session_file.exists():
-        unseen = [m for m in chat if m.id not in seen and m.authorId != bot.id]
+    if since is not None and not since.reseed:
+        unseen = [m for m in chat if m.authorId != bot.id]
         convo.prompt = convo.render(unseen or to_answer)
     else:
         convo.prompt = seed_prompt(convo, chat, to_answer, replies_to_deleted(entries, bot.id))
     return convo
+
+
+@dataclass
+class Since:
+    chat: list[Entry]  # chat after the mark the session doesn't hold (deleted gone, edits applied)
+    reseed: bool  # the session holds a message since deleted or edited: start a fresh one
+
+
+def unseen_since(bot_id: str, entries: list[Entry]) -> Since:
+    """What the entries after a session's mark mean for it. Everything before the mark is in
+    the session, and so is what the bot's replies steered in since; a tombstone or an edit of
+    any of that asks for a fresh session (so the model never reads a deleted message again,
+    and reads the latest text of an edited one). The bot's own chat is its session's own."""
+    entries = first_of_each_id(entries)
+    here = {e.id for e in entries if isinstance(e.payload, Chat)}
+    steered: set[str] = set()
+    reseed = False
+    for e in entries:
+        p = e.payload
+        if isinstance(p, DispatchSteered) and e.authorId == bot_id:
+            steered.update(p.entryIds)
+        elif isinstance(p, EntryDeleted | EntryEdited):
+            reseed = reseed or p.entryId not in here or p.entryId in steered
+    chat = [m for m in chat_projection(entries) if m.id not in steered and m.authorId != bot_id]
+    return Since(chat, reseed)
+
+
+def save_mark(convo: Conversation) -> None:
+    if convo.mark is not None:
+        where = (convo.thread.house_id, convo.thread.id, convo.bot.id)
+        session_mark.save(session_mark.mark_path(*where), convo.mark)
 
 
 def seed_prompt(convo: Conversation, chat: list[Entry], to_answer: list[Entry], dropped) -> str:
@@ -168,34 +230,6 @@ def replies_to_deleted(entries: list[Entry], bot_id: str) -> set[str]:
                 dropped.add(e.id)
             current = None  # a reply posts one answer
     return dropped
-
-
-def seen_by(bot_id: str, entries: list[Entry]) -> tuple[set[str], int]:
-    """The chat the bot's Pi session holds, and its session generation.
-
-    A reply hands the bot everything said before it (as history or as new messages) and
-    whatever it steered in. Each deletion of something the bot had seen starts a new
-    generation, so the next reply's session is seeded without it; so does each edit of
-    something it had seen, so the next reply's session holds the latest text.
-    """
-    seen: set[str] = set()
-    so_far: list[str] = []
-    dispatches: set[str] = set()
-    deleted: set[str] = set()
-    for e in entries:
-        payload = e.payload
-        if isinstance(payload, Chat):
-            so_far.append(e.id)
-        elif isinstance(payload, DispatchStarted) and payload.agentId == bot_id:
-            dispatches.add(payload.dispatchId)
-            seen.update(so_far)
-        elif isinstance(payload, DispatchSteered) and payload.dispatchId in dispatches:
-            seen.update(payload.entryIds)
-        elif isinstance(payload, EntryDeleted) and payload.entryId in seen:
-            deleted.add(payload.entryId)
-        elif isinstance(payload, EntryEdited) and payload.entryId in seen:
-            deleted.add(e.id)  # an edit of what the session holds: reseed with the latest text
-    return seen, len(deleted)
 
 
 def bot_env(bot: Agent, agent_dir: Path | None = None) -> dict[str, str]:

@@ -19,9 +19,11 @@ from django.conf import settings
 from arbe_site.concurrency import in_thread
 from dispatch import thread_leases
 from dispatch.fencing import Fenced, FencedWriter
+from dispatch.warm import WarmPool
 
 logger = logging.getLogger(__name__)
 DIRECTOR_CHANNEL = "director"  # the channel-layer queue of wakes for backstage workers
+WARM_POLL_S = 0.25  # a lingering holder looks for wakes from other processes this often
 
 
 def lease_s() -> float:
@@ -35,6 +37,8 @@ class ThreadHolding:
     passes: dict[str, asyncio.Task]
     replies: dict[str, asyncio.Task]
     runs: dict[str, asyncio.Task]
+    lingering: dict[str, asyncio.Event]  # quiet threads held for a warm bot: their wake
+    warm: WarmPool
     draining: bool = False
 
     async def _wake(self, thread_id: str, run=None) -> bool:
@@ -51,6 +55,9 @@ class ThreadHolding:
             await in_thread(record_failure, thread_id, "wake", exc)
             return False
         if taken is None:
+            lingering = self.lingering.pop(thread_id, None)
+            if lingering is not None:  # held here, waiting with a warm bot: pass now
+                lingering.set()
             return False  # its holder (here or on another worker) runs another pass
         task = asyncio.get_running_loop().create_task(self._hold(thread_id, taken, run))
         self.passes[thread_id] = task
@@ -90,6 +97,8 @@ class ThreadHolding:
                 except Exception as exc:
                     logger.exception("director pass over %s failed", thread_id)
                     await in_thread(record_failure, thread_id, "director", exc, fence)
+                if self.warm.holds(thread_id) and await self._linger(thread_id):
+                    continue  # a wake while a bot of the thread is warm: pass again
                 if released := await in_thread(thread_leases.release, thread_id, self.holder):
                     return
             # Lost to another engine (its holder now), or draining: the lease goes below.
@@ -102,12 +111,45 @@ class ThreadHolding:
         except Exception:
             logger.exception("backstage: holding %s failed", thread_id)
         finally:
+            self.lingering.pop(thread_id, None)
+            self.warm.drop_thread(thread_id)  # a warm Pi never outlives the holding
             if self.passes.get(thread_id) is asyncio.current_task():
                 del self.passes[thread_id]
             if not released and self.draining:
                 await shielded(self._pass_on(thread_id, interrupted=cancelled))
             elif not released:  # cancelled, or the database failed: never leave it held
                 await shielded(in_thread(thread_leases.drop, thread_id, self.holder))
+
+    async def _linger(self, thread_id: str) -> bool:
+        """Keep holding a quiet thread while a bot of it is warm (``dispatch.warm``): True
+        when a wake came (here at once; from another process, or during the last pass, seen
+        on the lease row within ``WARM_POLL_S``), False when it is time to let go (idle,
+        evicted, shutting down); the thread's warm processes are closed by then."""
+        if await in_thread(thread_leases.wanted, thread_id, self.holder):
+            return True
+        wake = self.lingering[thread_id] = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + settings.DISPATCH_WARM_IDLE_S
+        try:
+            while not self.draining and self.warm.holds(thread_id) and loop.time() < deadline:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), min(deadline - loop.time(), WARM_POLL_S))
+                if self.draining or not self.warm.holds(thread_id):
+                    break
+                if wake.is_set() or await in_thread(thread_leases.wanted, thread_id, self.holder):
+                    return True
+        finally:
+            if self.lingering.get(thread_id) is wake:
+                del self.lingering[thread_id]
+        self.warm.drop_thread(thread_id)
+        return False
+
+    def cool(self) -> None:
+        """On the loop: close every warm process and let their threads go (tests, drain)."""
+        self.warm.drop_all()
+        for wake in self.lingering.values():
+            wake.set()
+        self.lingering.clear()
 
     async def _pass_on(self, thread_id: str, *, interrupted: bool) -> None:
         """Shutting down: hand the thread to another worker at once. Work cut short is
@@ -139,6 +181,7 @@ class ThreadHolding:
         """Stop taking threads; let running work finish within ``limit_s``, then hand the
         rest over (cancelled, their leases lapsed for another worker). How many were."""
         self.draining = True
+        self.cool()
         deadline = asyncio.get_running_loop().time() + limit_s
         while self.passes and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.1)
@@ -146,6 +189,7 @@ class ThreadHolding:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.warm.settle()  # every warm Pi has exited before the worker does
         return len(tasks)
 
     async def _recover(self, thread_id: str, fence: FencedWriter):
@@ -175,7 +219,7 @@ class ThreadHolding:
 
         self.replies[thread_id] = asyncio.current_task()
         try:
-            await run_reply(start, fence, resume.dispatch_id if resume else None)
+            await run_reply(start, fence, resume.dispatch_id if resume else None, self.warm)
         except Fenced:
             raise
         except Exception:

@@ -25,7 +25,7 @@ from django.conf import settings
 
 from arbe_site.concurrency import in_thread
 from arbe_site.ids import time_ordered_id
-from dispatch.conversation import Conversation, load_conversation, new_messages
+from dispatch.conversation import Conversation, load_conversation, new_messages, save_mark
 from dispatch.decide import StartReply
 from dispatch.director import PASS_WINDOW
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for, spend_of
@@ -33,6 +33,7 @@ from dispatch.pi.events import ToolExecutionEnd, ToolExecutionStart
 from dispatch.pi.process import PiConfig, PiError, PiSession
 from dispatch.pi.providers import config_problem
 from dispatch.traces import observer
+from dispatch.warm import Warm, WarmPool, fingerprint
 from ops import metrics
 from threads.entries import (
     Chat,
@@ -77,8 +78,11 @@ class Attempt:
     closing: asyncio.Task | None = None  # Pi's shutdown, awaited after the answer is posted
 
 
-async def run_reply(start: StartReply, fence=None, resume: str | None = None) -> None:
-    """Run the reply ``start`` asks for; ``resume``: the dispatch id of an interrupted one."""
+async def run_reply(
+    start: StartReply, fence=None, resume: str | None = None, warm: WarmPool | None = None
+) -> None:
+    """Run the reply ``start`` asks for; ``resume``: the dispatch id of an interrupted one;
+    ``warm``: the holder's warm Pi processes (``dispatch.warm``), used under its fence."""
     writer = fence.for_loop() if fence is not None else async_stream_writer()
     dispatch_id = resume or time_ordered_id("d_")
     stream = stream_name_for(start.thread_id)
@@ -113,7 +117,8 @@ async def run_reply(start: StartReply, fence=None, resume: str | None = None) ->
         # attempt's, so the thread never reads "round 1" then "round 0" for one reply.
         narration = Narration()
         for attempt in range(1, attempts + 1):
-            result = await _attempt(convo, dispatch_id, writer, steering, narration)
+            pool = Pool(warm, fence.epoch) if warm is not None and fence is not None else None
+            result = await _attempt(convo, dispatch_id, writer, steering, narration, pool)
             spend = add_spend(spend, spend_of(result.messages))  # failed attempts cost too
             if result.ok:
                 try:
@@ -169,8 +174,21 @@ def attempt_prompt(convo: Conversation, steering: Steering) -> str:
     return f"{convo.prompt}\n\n{convo.render(steering.taken)}"
 
 
+@dataclass
+class Pool:
+    """The warm processes a reply may take from and hand back to, at its lease epoch."""
+
+    warm: WarmPool
+    epoch: int
+
+
 async def _attempt(
-    convo: Conversation, dispatch_id: str, writer, steering: Steering, narration: Narration
+    convo: Conversation,
+    dispatch_id: str,
+    writer,
+    steering: Steering,
+    narration: Narration,
+    pool: Pool | None = None,
 ) -> Attempt:
     config = PiConfig(
         provider=convo.bot.provider,
@@ -181,19 +199,40 @@ async def _attempt(
         agent_dir=convo.agent_dir,
         env=convo.env,
     )
+    key = (convo.thread.id, convo.bot.id)
+    warm = pool.warm.take(*key, config, pool.epoch) if pool is not None else None
     try:
-        session = await PiSession.start(config)
+        session = warm.session if warm is not None else await PiSession.start(config)
     except PiError as exc:
         return Attempt(False, "spawn", str(exc), retryable=True)
+    if warm is None and pool is not None:
+        warm = Warm(session, fingerprint(config), pool.epoch, replies=0, since=0.0)
     messages: list[dict] = []
     narration.answering = False
     trace = observer(session_id=convo.thread.pk, distinct_id=convo.bot.id, name="reply")
     session.observe(trace.see)
     ended = False
     try:
-        prepared = EnvironmentPrepared(agentId=convo.bot.id, isolation=session.isolation)
-        await writer.append(convo.stream, new_entry(prepared, author=convo.bot.id))
-        await session.prompt(attempt_prompt(convo, steering))
+        prompt = attempt_prompt(convo, steering)
+        reused = warm is not None and warm.replies > 0
+        if not reused:
+            await _prepared(convo, writer, session)
+        try:
+            await session.prompt(prompt)
+        except PiError:
+            if not reused:
+                raise
+            # A warm Pi that died or balks since its last reply: a cold one answers instead.
+            logger.warning("warm Pi %s of %s failed its prompt; starting another", *key)
+            await session.close()
+            session = await PiSession.start(config)
+            session.observe(trace.see)
+            warm = Warm(session, fingerprint(config), pool.epoch, replies=0, since=0.0)
+            await _prepared(convo, writer, session)
+            await session.prompt(prompt)
+        else:
+            if reused:  # the model is being asked meanwhile: its events wait for this
+                await _prepared(convo, writer, session)
         metrics.model_asked(convo.asked_since_ms)
         async with asyncio.timeout(settings.DISPATCH_REPLY_CAP_S):
             events = session.events()
@@ -249,15 +288,25 @@ async def _attempt(
         raise
     trace.close("" if ended else "Pi exited before finishing.")
     if ended:
-        # Pi has said everything: post the answer while it shuts down, not after.
-        closing = asyncio.get_running_loop().create_task(session.close())
         failure = assistant_failure(messages[-1]) if messages else "Pi produced no answer."
         if failure:
-            await closing
+            await session.close()
             return Attempt(False, "model", failure, retryable=True, messages=messages)
+        if pool is not None and pool.warm.keep(*key, warm):
+            return Attempt(True, messages=messages)  # kept warm for the next reply here
+        # Pi has said everything: post the answer while it shuts down, not after.
+        closing = asyncio.get_running_loop().create_task(session.close())
         return Attempt(True, messages=messages, closing=closing)
     code = await session.close()
     return Attempt(False, "process", f"Pi exited ({code}) before finishing.", retryable=True)
+
+
+async def _prepared(convo: Conversation, writer, session: PiSession) -> None:
+    """The attempt's environment in the log, then the session's mark moved: only after a
+    fenced append, so a holder fenced off never moves it (``dispatch.session_mark``)."""
+    prepared = EnvironmentPrepared(agentId=convo.bot.id, isolation=session.isolation)
+    await writer.append(convo.stream, new_entry(prepared, author=convo.bot.id))
+    await in_thread(save_mark, convo)
 
 
 async def _steer(convo, session, steering: Steering) -> None:

@@ -26,6 +26,7 @@ import dataclasses
 from dispatch.decide import StartReply
 from dispatch.fencing import FencedWriter
 from dispatch.runs import Claim, orphan, report_to_parent
+from threads.current import entries_for_view
 from threads.entries import (
     Chat,
     DispatchFailed,
@@ -38,7 +39,6 @@ from threads.entries import (
 from threads.lifecycle import new_entry
 from threads.models import Thread
 from threads.now import NowFold
-from threads.reading import read_entries
 
 REPLY_STOPPED = "The worker running this reply stopped."
 REPLY_INTERRUPTED = "The worker running this reply stopped; answering again."
@@ -71,7 +71,9 @@ def recover(thread_id: str, fence: FencedWriter) -> Recovered:
     if thread is None:
         return Recovered()
     fence.append(thread.stream_name, new_entry(ThreadTakenOver(epoch=fence.epoch)))
-    entries, _ = read_entries(thread.id)  # all the old holder wrote is before the fence
+    # All the old holder wrote is before the fence. What it left running is on the tail the
+    # current view folds (past the director's offset, or a run's start), not the whole log.
+    entries, _ = entries_for_view(thread)
     fold = NowFold(run=thread.parent_id is not None)
     for entry in entries:
         fold.apply(entry)

@@ -104,6 +104,11 @@ def begin(thread_id: str, holder: str) -> bool:
     return bool(ThreadLease.objects.filter(pk=thread_id, holder=holder).update(wanted=False))
 
 
+def wanted(thread_id: str, holder: str) -> bool:
+    """Whether a wake marked the thread ``holder`` holds since its last ``begin``."""
+    return ThreadLease.objects.filter(pk=thread_id, holder=holder, wanted=True).exists()
+
+
 def release(thread_id: str, holder: str) -> bool:
     """After a pass that started nothing: let go, unless a wake came in meanwhile."""
     deleted, _ = ThreadLease.objects.filter(pk=thread_id, holder=holder, wanted=False).delete()

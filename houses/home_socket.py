@@ -14,6 +14,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
+from arbe_site.sockets import QuickDispatch
 from houses.access import event_reaches, houses_of
 from houses.home import house_row_fragment, house_rows
 from houses.revocation import Reader, ends, socket_session_end, stop_waiting, user_group
@@ -54,7 +55,7 @@ def _inbox_list(user, event: dict | None = None) -> str:
     return html
 
 
-class HomeConsumer(YoursFollower, AsyncWebsocketConsumer):
+class HomeConsumer(QuickDispatch, YoursFollower, AsyncWebsocketConsumer):
     """``/ws/home/``: the houses page's socket; with ``?view=inbox``, the inbox page's."""
 
     groups_joined: list[str]

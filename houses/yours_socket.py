@@ -104,6 +104,13 @@ class YoursFollower:
     async def send_yours(self, event: dict) -> None:
         if self.yours_groups is None or not event_reaches(event, self.user.pk):
             return
+        if event.get("type") in ("thread.status", "thread.row") and (
+            not self.yours_side or event.get("thread", "") in ("", self.yours_current)
+        ):
+            # Nothing to render (``frames`` would answer ""): no trip to the one thread
+            # database calls share. A post moves its own thread's row; a thousand sockets on
+            # that thread queued a thousand such trips ahead of the next request.
+            return
         html = await database_sync_to_async(frames)(
             self.user,
             event,

@@ -92,6 +92,7 @@ def observed_websocket(app):
                 metrics.SOCKETS.labels(route).inc()
             await send(message)
 
+        counting_send.inner = send  # what it wraps (threads.socket_frames finds the socket)
         try:
             await app(scope, receive, counting_send)
         finally:

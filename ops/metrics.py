@@ -90,12 +90,14 @@ REPLY_VISIBLE_SECONDS = Histogram(
 )
 PI_STARTS = Counter(
     "arbe_pi_starts_total",
-    "Pi processes started, by kind: cold (a new process). Every start is cold today.",
+    "Replies' Pi processes, by kind: cold (a new process), warm (one kept since a reply).",
     ["kind"],
     registry=REGISTRY,
 )
 PI_RUNNING = Gauge(
-    "arbe_pi_processes", "Pi processes running in this process, by kind.", ["kind"],
+    "arbe_pi_processes",
+    "Pi processes running in this process, by kind: cold (at work), warm (idle, kept).",
+    ["kind"],
     registry=REGISTRY,
 )  # fmt: skip
 TAKEOVERS = Counter(
@@ -123,7 +125,7 @@ SEARCH_LAG_SECONDS = Histogram(
 )
 for _kind in ("cold", "warm"):  # both series exist from the start, at 0
     PI_STARTS.labels(_kind)
-    PI_RUNNING.labels(_kind)  # warm: none yet (every reply starts its own Pi)
+    PI_RUNNING.labels(_kind)
 for _outcome in ("started", "finished", "failed"):
     REPLIES.labels(_outcome)
 for _channel in ("push", "email"):
@@ -168,9 +170,27 @@ def model_asked(since_ms: int) -> None:
 
 
 _pi_live: weakref.WeakSet = weakref.WeakSet()
+_warm_pools: weakref.WeakSet = weakref.WeakSet()  # dispatch.warm.WarmPool, one per engine
+
+
+def _kept() -> int:
+    return sum(len(pool.kept) for pool in list(_warm_pools))
+
+
 PI_RUNNING.labels("cold").set_function(
-    lambda: sum(1 for s in list(_pi_live) if s.returncode is None)
+    lambda: sum(1 for s in list(_pi_live) if s.returncode is None) - _kept()
 )
+PI_RUNNING.labels("warm").set_function(_kept)
+
+
+def warm_pool(pool) -> None:
+    """An engine's warm processes (``dispatch.warm``), counted as ``kind="warm"``."""
+    _warm_pools.add(pool)
+
+
+def pi_reused() -> None:
+    """A reply took a warm Pi instead of starting one."""
+    PI_STARTS.labels("warm").inc()
 
 
 def pi_started(session, kind: str = "cold") -> None:

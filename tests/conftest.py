@@ -113,6 +113,7 @@ def backstage_for_tests(request, monkeypatch):
         return
     yield None
     module.backstage().wait_idle(timeout=120)
+    module.backstage().cool_down()  # no warm Pi outlives its test
 
 
 @pytest.fixture(scope="session")

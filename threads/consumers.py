@@ -20,6 +20,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
+from arbe_site.sockets import QuickDispatch
 from houses.access import access_person_thread
 from houses.membership import agent_for_user
 from houses.principals import person
@@ -30,6 +31,7 @@ from streams import errors
 from threads import presence, watching
 from threads.fragments import entry_fragments, offset_marker
 from threads.render_pool import off_loop
+from threads.socket_frames import writer_for
 from threads.tail_hub import hub
 from threads.unreadable import readable
 
@@ -81,9 +83,10 @@ def presence_of(agent_id: str) -> tuple[str, str, dict]:
     return agent_id, agent.display_name, avatar(agent_id, name)
 
 
-class ThreadConsumer(YoursFollower, AsyncWebsocketConsumer):
+class ThreadConsumer(QuickDispatch, YoursFollower, AsyncWebsocketConsumer):
     subscription = None
     pump = None
+    direct = False  # the hub writes frames straight to this socket (threads.socket_frames)
     read_at = 0.0
     reader = None
     grouped = False
@@ -147,6 +150,9 @@ class ThreadConsumer(YoursFollower, AsyncWebsocketConsumer):
     async def follow(self, seen: set[str]) -> None:
         queue = self.subscription.queue
         while True:
+            if not seen and not self.direct:
+                self.direct = True  # asked once: a socket that can't be written to stays so
+                self.subscription.write = self.writer()
             batch = await queue.get()
             if batch is None:
                 await self.close(code=TRY_AGAIN)
@@ -167,6 +173,23 @@ class ThreadConsumer(YoursFollower, AsyncWebsocketConsumer):
             parts = "".join(html for i, html in batch.parts if i not in seen)
             seen = set()
             await self.send(text_data=parts + batch.panel + batch.marker)
+
+    def writer(self):
+        """Past the catch-up: the hub writes each batch's frame straight to this socket
+        (``threads.socket_frames``), or None where that can't be done (not Daphne)."""
+        write = writer_for(self.base_send)
+        if write is None:
+            return None
+
+        def deliver(batch) -> bool:
+            if not write(batch.wire):
+                return False  # through the queue and the framework, as before
+            if batch.parts and time.monotonic() - self.read_at > READ_REFRESH_S:
+                self.read_at = time.monotonic()  # as ``follow`` does: still an open page
+                watching.refreshed(self.user.pk, self.thread_id)
+            return True
+
+        return deliver
 
     async def access_revoked(self, event):
         """The right to read ended (``houses.revocation``): no frame after this one."""
@@ -199,6 +222,8 @@ class ThreadConsumer(YoursFollower, AsyncWebsocketConsumer):
             self.me = await presence_of(me[0])
 
     async def stop_following(self) -> None:
+        if self.subscription is not None:
+            self.subscription.write = None  # no frame straight to the socket from here on
         await self.unfollow_yours()
         if self.pump is not None:
             self.pump.cancel()

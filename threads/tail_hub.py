@@ -12,10 +12,13 @@ awaits each batch before it reads the next, so batches go out in offset order.
 The panel is also derived again when time alone changes it (a reply going quiet past the
 live-evidence cap, a delegated run's child record), without waiting for an entry.
 
-Delivery goes out in chunks of :data:`FANOUT_CHUNK` viewers with a turn of the
-event loop between them: the server writes a socket's frame on a later turn, so
-without the breaks the first viewer would wait for the thousandth one's frame to
-be queued.
+A viewer past its catch-up with nothing queued gets the batch's frame, built once,
+written straight to its socket (``threads.socket_frames``): no queue, no task, no
+framework per socket, all in one turn of the loop (the kernel has each frame when its
+``send`` returns). Frames that go through the queues instead go in chunks of
+:data:`FANOUT_CHUNK` viewers with a turn of the event loop between them: the server
+writes such a frame on a later turn, so without the breaks the first of them would
+wait for the thousandth one's frame to be queued.
 
 Delivery to a viewer is bounded: a viewer whose queue overflows gets ``None``
 and is closed with 1013, and the page resumes from the last offset it applied.
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
@@ -45,6 +49,7 @@ from threads.log import async_log_reader
 from threads.models import Thread
 from threads.now import NowFold, ThreadNow, current_view, live_children
 from threads.render_pool import off_loop
+from threads.socket_frames import text_frame
 from threads.status import next_change_ms
 from threads.status_sync import now_ms
 from threads.unreadable import readable
@@ -66,14 +71,21 @@ class Batch:
     offset: str
     marker: str  # the offset marker (``fragments.offset_marker``)
     frame: str  # parts + panel + offset marker, shared by every viewer past catch-up
+    wire: bytes = b""  # ``frame`` as one WebSocket frame (``threads.socket_frames``)
 
 
 @dataclass(eq=False)
 class Subscription:
     tail: ThreadTail
     queue: asyncio.Queue = field(default_factory=lambda: asyncio.Queue(QUEUE_SIZE))
+    # Set by a viewer past its catch-up: writes a batch's frame straight to its socket.
+    write: Callable[[Batch], bool] | None = None
 
-    def deliver(self, batch: Batch) -> None:
+    def deliver(self, batch: Batch) -> bool:
+        """True if the frame went straight to the socket; False if it was queued."""
+        # Straight to the socket only when nothing queued is still ahead of the batch.
+        if self.write is not None and self.queue.empty() and self.write(batch):
+            return True
         try:
             self.queue.put_nowait(batch)
         except asyncio.QueueFull:
@@ -81,6 +93,7 @@ class Subscription:
             while not self.queue.empty():
                 self.queue.get_nowait()
             self.queue.put_nowait(None)
+        return False
 
 
 class ThreadTail:
@@ -140,7 +153,8 @@ class ThreadTail:
             self.watching_children = bool(children)
             panel, marker = await off_loop(self.render_panel, self.view, offset)
         frame = "".join(html for _, html in parts) + panel + marker
-        return Batch(tuple(e.id for e in entries), parts, panel, offset, marker, frame)
+        wire = text_frame(frame.encode())
+        return Batch(tuple(e.id for e in entries), parts, panel, offset, marker, frame, wire)
 
     def next_refresh_s(self) -> float | None:
         """How long the panel stands before time alone may change it: the live-evidence
@@ -225,12 +239,12 @@ class ThreadTail:
             subscription.deliver(batch)
 
     async def fan_out_chunked(self, batch: Batch) -> None:
-        subscribers = list(self.subscribers)
-        for start in range(0, len(subscribers), FANOUT_CHUNK):
-            if start:
-                await asyncio.sleep(0)  # let the chunk before this one reach its sockets
-            for subscription in subscribers[start : start + FANOUT_CHUNK]:
-                subscription.deliver(batch)
+        queued = 0
+        for subscription in list(self.subscribers):
+            if not subscription.deliver(batch):
+                queued += 1
+                if queued % FANOUT_CHUNK == 0:
+                    await asyncio.sleep(0)  # let the chunk before this one reach its sockets
 
 
 class TailHub:

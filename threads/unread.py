@@ -66,7 +66,7 @@ def note_appended(thread_id: str, entries: Sequence) -> dict[str, int]:
             positions = _count_chat(thread_id, fresh)
     deleted = {e.payload.entryId for e in entries if isinstance(e.payload, EntryDeleted)}
     if deleted and Thread.objects.filter(pk=thread_id, last_chat_id__in=deleted).exists():
-        _refresh_last_chat(thread_id)
+        _refresh_last_chat(thread_id, deleted)
     return positions
 
 
@@ -288,13 +288,37 @@ def _last_chat_fields(last) -> dict:
     }
 
 
-def _refresh_last_chat(thread_id: str) -> None:
-    """The cached last chat was tombstoned: show the one before it (read from the log)."""
+def _refresh_last_chat(thread_id: str, deleted: set[str]) -> None:
+    """The cached last chat was tombstoned (``deleted``: this append's tombstones, which the
+    chat index has not recorded yet): show the newest one still shown."""
+    last = newest_shown_chat(thread_id, deleted)
+    Thread.objects.filter(pk=thread_id).update(**_last_chat_fields(last))
+
+
+def newest_shown_chat(thread_id: str, deleted: set[str] = frozenset()):
+    """The newest chat not deleted, read from the thread's newest windows; further back, from
+    the window the chat index places it in. Never the whole log, unless the index can't say."""
+    from threads import windows
     from threads.reading import read_entries
 
-    entries, _ = read_entries(thread_id)
-    _, last = _last_shown_chat(entries)
-    Thread.objects.filter(pk=thread_id).update(**_last_chat_fields(last))
+    tail, _, partial = windows.read_tail(thread_id, windows.WINDOW_CHATS)
+    _, last = _last_shown_chat(tail)
+    if last is not None or not partial:
+        return last
+    row = (
+        EntryLocation.objects.filter(thread_id=thread_id, deleted_by="", window__gt=0)
+        .exclude(entry_id__in=deleted)
+        .order_by("-window", "-seq", "-ts")
+        .values_list("entry_id", "window")
+        .first()
+    )
+    if row is not None:
+        span, _ = windows.read_window(thread_id, row[1])
+        found = [e for e in span if e.id == row[0] and isinstance(e.payload, Chat)]
+        if found:
+            return found[0]
+    entries, _ = read_entries(thread_id)  # an index that can't say: the log can
+    return _last_shown_chat(entries)[1]
 
 
 def rebuild_chat_cache(thread_id: str, entries: Sequence | None = None) -> int:

@@ -259,6 +259,32 @@ def _to_tail(thread_id: str, start: WindowMark | None) -> Slice:
     )
 
 
+def read_tail(thread_id: str, chats: int, most: int = 0) -> tuple[list[Entry], str, bool]:
+    """The newest whole windows holding ``chats`` chat messages (or the newest ``most``
+    windows, if fewer hold them), the tail offset, and whether they start after the log's
+    start. A thread without marks (written outside arbe, not yet reindexed) is read from
+    its start."""
+    most = most or chats // WINDOW_CHATS + 4
+    marks = list(WindowMark.objects.filter(thread_id=thread_id).order_by("-seq")[: most + 1])
+    start, held = None, 0
+    for n, mark in enumerate(marks):
+        if mark.offset and (held >= chats or n == most):
+            start = mark
+            break
+        held += mark.chats
+    entries, offset = reading.read_entries(thread_id, start.offset if start else START)
+    return entries, offset, start is not None
+
+
+def read_window(thread_id: str, seq: int) -> tuple[list[Entry], list[Entry]]:
+    """Window ``seq`` (from the mark before it) and what follows it, as ``read_span``."""
+    marks = _marks_by_seq(thread_id, [seq - 1, seq])
+    start, end = marks.get(seq - 1), marks.get(seq)
+    return read_span(
+        thread_id, start.offset if start else START, through=end.entry_id if end else ""
+    )
+
+
 def _marks_by_seq(thread_id: str, seqs: Iterable[int]) -> dict[int, WindowMark]:
     wanted = [s for s in seqs if s > 0]
     rows = WindowMark.objects.filter(thread_id=thread_id, seq__in=wanted).exclude(offset="")

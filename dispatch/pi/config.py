@@ -106,10 +106,14 @@ def write_agent_dir(
 
 
 def write_json(target: Path, data: Any) -> None:
+    content = msgspec.json.format(msgspec.json.encode(data), indent=2)
+    with contextlib.suppress(OSError):
+        if target.read_bytes() == content:
+            return  # as it is: every reply writes its bot's files, most often unchanged
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(msgspec.json.format(msgspec.json.encode(data), indent=2))
+            fh.write(content)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -191,7 +191,8 @@ class PiSession:
     async def abort(self) -> None:
         await self._command({"type": "abort"})
 
-    async def _command(self, command: dict[str, Any], timeout: float = REPLY_TIMEOUT) -> Response:
+    async def _command(self, command: dict[str, Any], timeout: float | None = None) -> Response:
+        timeout = REPLY_TIMEOUT if timeout is None else timeout
         command_id = f"c{next(self._ids)}"
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._pending[command_id] = future
@@ -225,6 +226,16 @@ class PiSession:
         """Call ``callback`` with each event as it is read, before any consumer gets it (its
         timing is Pi's, not the consumer's). It must be quick and must not raise."""
         self._observers.append(callback)
+
+    def drain_idle(self) -> bool:
+        """Before a warm session's next prompt: drop what Pi wrote while idle, and the
+        observers of the last reply. False if Pi's stdout has ended (it exited)."""
+        self._observers.clear()
+        while not self._events.empty():
+            if self._events.get_nowait() is _EOF:
+                self._events.put_nowait(_EOF)
+                return False
+        return True
 
     async def events(self) -> AsyncIterator[PiEvent]:
         """Pi's events and command replies, in order; ends when Pi's stdout closes.

@@ -228,7 +228,7 @@ def test_defaults_are_the_embedded_configuration(tmp_path):
     engine, name, layer, url = result.stdout.split()
     assert engine == "django.db.backends.sqlite3"
     assert name == str(tmp_path / "arbe.sqlite3")
-    assert layer == "channels.layers.InMemoryChannelLayer"
+    assert layer == "arbe_site.channel_layer.ProcessChannelLayer"  # in memory, one process
     assert url == "''"
     # The stream secret was generated into var/, readable by the owner only, and not printed.
     secret_file = tmp_path / "durable_streams_secret"

@@ -48,7 +48,13 @@ def test_a_post_and_its_reply_move_the_counters(live):
         "visible": 1,
         "indexed": 2,
     }
-    assert value("arbe_pi_processes", kind="cold") == 0  # closed after its reply
+    assert value("arbe_pi_processes", kind="cold") == 0  # at work no more…
+    assert value("arbe_pi_processes", kind="warm") == 1  # …kept for the next reply
+    warm = value("arbe_pi_starts_total", kind="warm")
+    live.post("@helper again")
+    live.settle()
+    assert moved(before, snapshot())["pi"] == 1  # the second reply started no Pi…
+    assert value("arbe_pi_starts_total", kind="warm") == warm + 1  # …it took the warm one
 
 
 def test_a_failed_reply_counts_as_failed_once(live):

@@ -68,10 +68,10 @@ def probe(monkeypatch):
         finally:
             probe.leave(thread_id)
 
-    async def run_reply(start, fence=None, resume=None):
+    async def run_reply(start, fence=None, resume=None, warm=None):
         probe.enter(start.thread_id)
         try:
-            await real_reply(start, fence, resume)
+            await real_reply(start, fence, resume, warm)
         finally:
             probe.leave(start.thread_id)
 
@@ -145,6 +145,9 @@ def thaw(engine: Backstage) -> None:
 @pytest.fixture
 def pair(monkeypatch, settings):
     settings.BACKSTAGE_LEASE_S = 10
+    # Leases handed between workers at every quiet pass: no engine keeps a thread for a warm
+    # bot (test_warm_bots.py covers warm processes and their leases).
+    settings.DISPATCH_WARM_MAX = 0
     pair = Pair(monkeypatch)
     yield pair
     pair.shut()

@@ -84,6 +84,28 @@ def test_deleting_the_last_message_shows_the_one_before(world):
     assert "regretted" not in row and "kept" in row
 
 
+def test_deleting_the_newest_messages_of_a_long_thread_reads_windows_not_the_log(
+    world, monkeypatch
+):
+    import threads.reading
+
+    ids = [post(world, world.author, f"message {n}") for n in range(80)]
+    whole_reads = []
+    read = threads.reading.read_entries
+
+    def watched(thread_id, offset="-1"):
+        if offset == "-1":
+            whole_reads.append(thread_id)
+        return read(thread_id, offset)
+
+    monkeypatch.setattr(threads.reading, "read_entries", watched)
+    client = world.client_for(world.author)
+    for n in range(79, 19, -1):  # the newest 60: past the newest windows
+        assert client.delete(f"/api/threads/{world.thread.id}/entries/{ids[n]}").status_code == 200
+        assert Thread.objects.get(pk=world.thread.pk).last_chat_text == f"message {n - 1}"
+    assert whole_reads == []
+
+
 def test_a_thread_without_chat_says_so(world):
     assert "No messages yet" in house_row(world, world.owner)
 
