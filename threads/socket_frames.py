@@ -65,6 +65,12 @@ def writer_for(send) -> FrameWriter | None:
     open_, ground = protocol.STATE_OPEN, protocol.SEND_STATE_GROUND
 
     def write(frame: bytes) -> bool:
+        try:
+            return _write(frame)
+        except AttributeError:  # a Daphne/autobahn/Twisted whose insides moved: the framework
+            return False
+
+    def _write(frame: bytes) -> bool:
         if (
             protocol.state != open_
             or protocol.send_state != ground
