@@ -44,6 +44,7 @@ def setup_django(var_dir: str) -> dict:
         "DURABLE_STREAMS_URL": "",
         "ALLOWED_HOSTS": "127.0.0.1,localhost,testserver",
         "BACKSTAGE_SWEEP_S": "0",
+        "METRICS_TOKEN": "bench-fanout",  # the frames' paths, read after each size
         "DEBUG": "false",
     }
     os.environ.update(env)
@@ -217,6 +218,25 @@ def start_daphne(env: dict, port: int, log: Path) -> subprocess.Popen:
         )
 
 
+def frame_paths(port: int) -> str:
+    """How the Daphne handed out its frames (``arbe_fanout_frames_total``): a run whose
+    frames all went through the queues measured the framework, not the hub's direct path."""
+    import httpx
+
+    text = httpx.get(
+        f"http://127.0.0.1:{port}/metrics",
+        headers={"Authorization": "Bearer bench-fanout"},
+        timeout=10,
+    ).text
+    found = {
+        path: float(line.split()[-1])
+        for line in text.splitlines()
+        for path in ("direct", "queued")
+        if line.startswith(f'arbe_fanout_frames_total{{path="{path}"}}')
+    }
+    return f"frames: {found.get('direct', 0):,.0f} direct, {found.get('queued', 0):,.0f} queued"
+
+
 def render(results: list[dict]) -> str:
     lines = [
         "| sockets | p50 ms | p99 ms | KiB / idle socket | samples |",
@@ -341,6 +361,7 @@ def main(argv: list[str] | None = None) -> None:
                 wait_for_port(port, proc=proc)
                 run = run_size(port, proc.pid, world, n, args.posts, args.client)
                 results.append(asyncio.run(run))
+                print(frame_paths(port), flush=True)
             except Exception:
                 print(log.read_text()[-4000:], file=sys.stderr)
                 raise

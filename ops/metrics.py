@@ -100,6 +100,13 @@ PI_RUNNING = Gauge(
     ["kind"],
     registry=REGISTRY,
 )  # fmt: skip
+FANOUT_FRAMES = Counter(
+    "arbe_fanout_frames_total",
+    "Live frames handed to thread sockets, by path: direct (the hub wrote the built frame to "
+    "the socket) or queued (the viewer's queue and the framework).",
+    ["path"],
+    registry=REGISTRY,
+)
 TAKEOVERS = Counter(
     "arbe_lease_takeovers_total",
     "Threads taken over from a worker that stopped renewing its lease.",
@@ -126,6 +133,8 @@ SEARCH_LAG_SECONDS = Histogram(
 for _kind in ("cold", "warm"):  # both series exist from the start, at 0
     PI_STARTS.labels(_kind)
     PI_RUNNING.labels(_kind)
+for _path in ("direct", "queued"):
+    FANOUT_FRAMES.labels(_path)
 for _outcome in ("started", "finished", "failed"):
     REPLIES.labels(_outcome)
 for _channel in ("push", "email"):

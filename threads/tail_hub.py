@@ -239,12 +239,16 @@ class ThreadTail:
             subscription.deliver(batch)
 
     async def fan_out_chunked(self, batch: Batch) -> None:
-        queued = 0
+        queued = direct = 0
         for subscription in list(self.subscribers):
-            if not subscription.deliver(batch):
+            if subscription.deliver(batch):
+                direct += 1
+            else:
                 queued += 1
                 if queued % FANOUT_CHUNK == 0:
                     await asyncio.sleep(0)  # let the chunk before this one reach its sockets
+        metrics.FANOUT_FRAMES.labels("direct").inc(direct)
+        metrics.FANOUT_FRAMES.labels("queued").inc(queued)
 
 
 class TailHub:

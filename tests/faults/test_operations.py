@@ -125,6 +125,7 @@ def test_open_sockets_upstream_tails_and_fan_out_are_measured(cluster, world):
     web = cluster.web[0].url
     sockets = {"route": "/ws/threads/"}
     fanned = metric(web, "arbe_fanout_duration_seconds_count")
+    direct = metric(web, "arbe_fanout_frames_total", path="direct")
     headers = {"Cookie": f"sessionid={world['sessions'][0]}", "Origin": web}
     url = web.replace("http://", "ws://") + f"/ws/threads/{world['threads'][0]}/"
     with connect(url, additional_headers=headers, open_timeout=WAIT_S) as ws:
@@ -135,6 +136,8 @@ def test_open_sockets_upstream_tails_and_fan_out_are_measured(cluster, world):
         while f"entry-{entry_id}" not in ws.recv(timeout=WAIT_S):
             pass
         assert metric(web, "arbe_fanout_duration_seconds_count") >= fanned + 1
+        # Under Daphne the hub wrote the frame to the socket itself (threads.socket_frames).
+        assert metric(web, "arbe_fanout_frames_total", path="direct") >= direct + 1
     wait_for(
         lambda: metric(web, "arbe_websockets_open", **sockets) == 0, "the socket counted closed"
     )
