@@ -19,7 +19,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.urls import path  # noqa: E402
 
-from arbe_site.runtime import settle_runtime  # noqa: E402
+from arbe_lib.runtime import settle_runtime  # noqa: E402
 from attachments.asgi import cap_uploads  # noqa: E402
 from boards.routing import websocket_urlpatterns as board_websocket_urlpatterns  # noqa: E402
 from dispatch.backstage import start_with_web  # noqa: E402

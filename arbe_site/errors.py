@@ -2,7 +2,7 @@
 
 Django renders ``403.html``, ``404.html`` and ``500.html`` itself. ``StreamOutagePage``
 answers a page request with ``503.html`` when the stream server can't be reached;
-``/api/`` callers keep their JSON errors (``arbe_site.api``). ``DebugNotFoundPage`` keeps
+``/api/`` callers keep their JSON errors (``arbe_lib.api``). ``DebugNotFoundPage`` keeps
 the site's own 404 under ``DEBUG`` (``make run``), unless ``DEBUG_404`` asks for Django's.
 """
 

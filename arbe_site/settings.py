@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from arbe_site.env import (
+from arbe_lib.env import (
     env_bool,
     env_int,
     env_list,
@@ -384,44 +384,14 @@ PUSH_ALLOW_HTTP = False  # tests only: their loopback push service speaks http
 # --- end notifications -----------------------------------------------------------------------
 
 # --- Logging ---------------------------------------------------------------------------------
-# Everything goes to one console handler on the root logger, so each line prints once: Django's
-# DEFAULT_LOGGING gives `django` a console handler of its own (under DEBUG) that would print
-# every django.* record a second time on its way to root. One line per request is Daphne's
-# access line; ClientErrorFilter (arbe_site/logs.py) keeps 4xx out of django.request and their
-# tracebacks out of django.security. docs/security.md has the policy.
-# LOG_FORMAT=json: one JSON object per line with request id, user, house and thread (ops/logs.py);
-# both formats redact this install's secrets and anything shaped like a credential.
+# One console handler on the root logger; LOG_FORMAT=json: one JSON object per line with request
+# id, user, house and thread. Both redact secrets (ops/logs.py, docs/security.md).
 LOG_FORMAT = env_str("LOG_FORMAT", "text").strip().lower()
 if LOG_FORMAT not in ("text", "json"):
     raise ImproperlyConfigured("LOG_FORMAT is text or json")
 from ops.logs import logging_config  # noqa: E402
 
-_log_shapes = logging_config(LOG_FORMAT, env_str("LOG_LEVEL", "INFO"))
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": _log_shapes["formatters"],
-    "filters": {
-        "client_errors": {"()": "arbe_site.logs.ClientErrorFilter"},
-        **_log_shapes["filters"],
-    },
-    "handlers": {
-        "console": {
-            "class": "logging.StreamHandler",
-            "formatter": "arbe",
-            "filters": ["client_errors", "context", "redact"],
-        }
-    },
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {
-        "django": {"handlers": [], "level": "INFO", "propagate": True},
-        "django.db.backends": {"level": "INFO"},
-        # httpx logs every request at INFO: stream reads and appends are far too frequent.
-        "httpx": {"level": "WARNING"},
-        # axes logs several INFO lines per sign-in; a failure or a lockout is one WARNING.
-        "axes": {"level": "WARNING"},
-    },
-}
+LOGGING = logging_config(LOG_FORMAT, env_str("LOG_LEVEL", "INFO"))
 # /metrics (every web process; a worker's --health-port) answers only "Authorization: Bearer
 # <METRICS_TOKEN>"; unset, it is 404. docs/operations.md, "Metrics".
 METRICS_TOKEN = env_str("METRICS_TOKEN")

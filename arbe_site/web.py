@@ -12,7 +12,7 @@ docs/performance.md (the fan-out's p50 at 1,000 sockets).
 import os
 import sys
 
-from arbe_site.runtime import use_uvloop
+from arbe_lib.runtime import use_uvloop
 
 
 def main() -> None:

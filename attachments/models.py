@@ -7,7 +7,7 @@ entry's ``attachments`` are the truth of what a message showed. See docs/attachm
 
 from django.db import models
 
-from arbe_site.ids import random_id
+from arbe_lib.ids import random_id
 
 
 def new_attachment_id() -> str:

@@ -11,7 +11,7 @@ from urllib.parse import quote
 from django.http import FileResponse, Http404, HttpResponse
 from django.views.decorators.http import require_http_methods
 
-from arbe_site.api import api_view, json_response
+from arbe_lib.api import api_view, json_response
 from attachments import limits, service, sniff, storage
 from houses.access import access_person_thread, access_thread
 from houses.auth import principal_from_request

@@ -12,7 +12,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 from django.template.loader import render_to_string
 
-from arbe_site.sockets import QuickDispatch
+from arbe_lib.sockets import QuickDispatch
 from boards.models import BoardRow
 from houses.access import access_house
 from houses.revocation import EVENT, Reader, ends, socket_session_end, stop_waiting, user_group

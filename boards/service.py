@@ -26,8 +26,8 @@ import random
 
 from django.db import transaction
 
-from arbe_site.concurrency import in_thread
-from arbe_site.events import send_to_group
+from arbe_lib.concurrency import in_thread
+from arbe_lib.events import send_to_group
 from boards.models import BoardRow, T3Host
 from boards.t3 import FIELDS, META, apply
 from boards.t3.rpc import Client, RpcError, StreamChunk, StreamDone, StreamError

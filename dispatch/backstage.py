@@ -26,7 +26,7 @@ import threading
 from asgiref.sync import async_to_sync
 from django.conf import settings
 
-from arbe_site.concurrency import in_thread
+from arbe_lib.concurrency import in_thread
 from dispatch import thread_leases
 from dispatch.holding import DIRECTOR_CHANNEL, ThreadHolding, lease_s
 from dispatch.warm import WarmPool

@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 
-from arbe_site.concurrency import in_thread
+from arbe_lib.concurrency import in_thread
 from streams import errors
 from streams.wire import AppendResult
 from threads.entries import Entry

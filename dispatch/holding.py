@@ -16,7 +16,7 @@ import logging
 
 from django.conf import settings
 
-from arbe_site.concurrency import in_thread
+from arbe_lib.concurrency import in_thread
 from dispatch import thread_leases
 from dispatch.fencing import Fenced, FencedWriter
 from dispatch.warm import WarmPool

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from arbe_site.concurrency import in_thread
-from arbe_site.ids import time_ordered_id
+from arbe_lib.concurrency import in_thread
+from arbe_lib.ids import time_ordered_id
 from dispatch.conversation import Conversation, load_conversation, new_messages, save_mark
 from dispatch.decide import StartReply
 from dispatch.director import PASS_WINDOW

@@ -18,8 +18,8 @@ import httpx
 import msgspec
 from django.conf import settings
 
-from arbe_site.concurrency import in_thread
-from arbe_site.ids import time_ordered_id
+from arbe_lib.concurrency import in_thread
+from arbe_lib.ids import time_ordered_id
 from dispatch.fencing import Fenced
 from dispatch.pi.decode import Narration, assistant_failure, final_text, payloads_for
 from dispatch.pi.process import PiConfig, PiError, PiSession

@@ -3,7 +3,7 @@
 The display name is the person's agent's (what every thread shows). The password is
 changed by Django's own ``PasswordChangeView``, which keeps this session signed in
 (``update_session_auth_hash``) and ends the others. The time zone is this browser's
-``tz`` cookie (``arbe_site.zones``), pinned so the page script stops following the
+``tz`` cookie (``arbe_lib.zones``), pinned so the page script stops following the
 browser's own; "Automatic" unpins it.
 """
 
@@ -19,7 +19,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 
-from arbe_site.zones import COOKIE, BadZone, zone_named
+from arbe_lib.zones import COOKIE, BadZone, zone_named
 from houses.email_address import max_age_words
 from houses.membership import agent_for_user
 from houses.models import PendingEmail

@@ -10,8 +10,8 @@ from django.db.models import Q
 from django.http import Http404, HttpResponse
 from django.views.decorators.http import require_http_methods
 
-from arbe_site.api import BadInput, api_view, error, json_response, parse_json, people_only
-from arbe_site.concurrency import in_thread
+from arbe_lib.api import BadInput, api_view, error, json_response, parse_json, people_only
+from arbe_lib.concurrency import in_thread
 from dispatch.botcheck import check_bot as run_check
 from houses.access import (
     access_house,

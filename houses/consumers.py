@@ -23,7 +23,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
-from arbe_site.sockets import QuickDispatch
+from arbe_lib.sockets import QuickDispatch
 from houses.access import access_house, event_reaches, house_threads
 from houses.fragments import list_fragment, row_fragment
 from houses.revocation import Reader, ends, socket_session_end, stop_waiting, user_group

@@ -14,7 +14,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
-from arbe_site.sockets import QuickDispatch
+from arbe_lib.sockets import QuickDispatch
 from houses.access import event_reaches, houses_of
 from houses.home import house_row_fragment, house_rows
 from houses.revocation import Reader, ends, socket_session_end, stop_waiting, user_group

@@ -17,7 +17,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from arbe_site.ids import random_id
+from arbe_lib.ids import random_id
 from houses.names import check_display_name
 
 # \Z, not $: "$" also matches before a trailing newline, so "helper\n" was a handle.

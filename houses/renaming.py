@@ -8,7 +8,7 @@ from now on read it from the database anyway.
 
 from __future__ import annotations
 
-from arbe_site.events import send_to_group
+from arbe_lib.events import send_to_group
 from houses.models import Agent, Membership
 
 EVENT = "names.changed"

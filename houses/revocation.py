@@ -36,7 +36,7 @@ from django.contrib.auth.signals import user_logged_out
 from django.db import transaction
 from django.db.models.signals import post_delete, post_init, post_save
 
-from arbe_site.events import send_to_group
+from arbe_lib.events import send_to_group
 from houses.models import ApiToken, Membership
 
 SIGNED_OUT = 4401  # the session or token that opened the read no longer signs anyone in

@@ -8,7 +8,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from arbe_site.concurrency import in_thread
+from arbe_lib.concurrency import in_thread
 from dispatch.botcheck import check_bot
 from dispatch.conversation import ensure_agent_dir
 from houses import bot_choices

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import msgspec
 
-from arbe_site.api import BadInput
+from arbe_lib.api import BadInput
 from notify import endpoints
 from notify.models import PushDevice
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from arbe_site.events import send_to_group
+from arbe_lib.events import send_to_group
 from dispatch.decide import mentions
 from houses.access import readers_of
 from houses.models import Agent

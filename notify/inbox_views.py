@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from arbe_site.api import BadInput, api_view, json_response, people_only
+from arbe_lib.api import BadInput, api_view, json_response, people_only
 from houses.models import Agent
 from notify import yours
 from threads.narration import Name, Names

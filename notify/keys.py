@@ -1,5 +1,5 @@
 """The VAPID key pair: generated on first use and kept in ``var/`` (0600), as the other
-secrets (``arbe_site.env``). Browsers get the public half to subscribe with."""
+secrets (``arbe_lib.env``). Browsers get the public half to subscribe with."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives import serialization
 from django.conf import settings
 from py_vapid import Vapid
 
-from arbe_site.env import PRIVATE_FILE, _tighten, private_dir
+from arbe_lib.env import PRIVATE_FILE, _tighten, private_dir
 
 
 def _load_or_make(path: Path) -> Vapid:

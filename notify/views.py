@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
-from arbe_site.api import api_view, decode_body, json_response, people_only, request_body
+from arbe_lib.api import api_view, decode_body, json_response, people_only, request_body
 from houses.access import access_person_thread
 from notify import devices
 from notify.bell import bell_context, modes_of

@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from arbe_site.concurrency import in_thread
+from arbe_lib.concurrency import in_thread
 from houses.models import Agent
 from houses.names import one_line
 from notify import mail, push

@@ -18,7 +18,7 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, F, OuterRef
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from arbe_site.events import send_to_group
+from arbe_lib.events import send_to_group
 from houses.access import houses_of, read_by
 from notify.inbox import inbox_group
 from notify.models import InboxItem

@@ -125,17 +125,44 @@ class JsonFormatter(logging.Formatter):
 
 
 def logging_config(log_format: str, level: str) -> dict:
-    """The ``LOGGING`` dict's formatters and filters for ``LOG_FORMAT`` (settings.py)."""
+    """Django's ``LOGGING`` for ``LOG_FORMAT`` and ``LOG_LEVEL`` (settings.py).
+
+    Everything goes to one console handler on the root logger, so each line prints once:
+    Django's DEFAULT_LOGGING gives ``django`` a console handler of its own (under DEBUG) that
+    would print every django.* record a second time on its way to root. One line per request
+    is Daphne's access line; ``arbe_site.logs.ClientErrorFilter`` keeps 4xx out of
+    django.request and their tracebacks out of django.security (docs/security.md). Both
+    formats redact this install's secrets and anything shaped like a credential; JSON lines
+    carry the request id, user, house and thread."""
     formatter = (
         {"()": "ops.logs.JsonFormatter"}
         if log_format == "json"
         else {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
     )
     return {
+        "version": 1,
+        "disable_existing_loggers": False,
         "formatters": {"arbe": formatter},
         "filters": {
+            "client_errors": {"()": "arbe_site.logs.ClientErrorFilter"},
             "redact": {"()": "ops.logs.Redact"},
             "context": {"()": "ops.logs.Context"},
+        },
+        "handlers": {
+            "console": {
+                "class": "logging.StreamHandler",
+                "formatter": "arbe",
+                "filters": ["client_errors", "context", "redact"],
+            }
+        },
+        "root": {"handlers": ["console"], "level": level},
+        "loggers": {
+            "django": {"handlers": [], "level": "INFO", "propagate": True},
+            "django.db.backends": {"level": "INFO"},
+            # httpx logs every request at INFO: stream reads and appends are far too frequent.
+            "httpx": {"level": "WARNING"},
+            # axes logs several INFO lines per sign-in; a failure or a lockout is one WARNING.
+            "axes": {"level": "WARNING"},
         },
     }
 

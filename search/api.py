@@ -2,8 +2,8 @@
 
 from django.views.decorators.http import require_http_methods
 
-from arbe_site.api import BadInput, api_view, json_response, people_only
-from arbe_site.zones import BadZone, viewer_zone
+from arbe_lib.api import BadInput, api_view, json_response, people_only
+from arbe_lib.zones import BadZone, viewer_zone
 from houses.access import access_house
 from search.query import BadQuery
 from search.service import Hit, run_search

@@ -3,7 +3,7 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from arbe_site.zones import BadZone, viewer_zone
+from arbe_lib.zones import BadZone, viewer_zone
 from houses.access import access_house, houses_of
 from houses.membership import agent_for_user
 from search.query import BadQuery

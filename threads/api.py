@@ -10,7 +10,7 @@ import msgspec
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.views.decorators.http import require_http_methods
 
-from arbe_site.api import BadInput, api_view, json_response, parse_json, people_only
+from arbe_lib.api import BadInput, api_view, json_response, parse_json, people_only
 from houses.access import access_house, access_person_thread, access_thread, threads_of
 from threads.current import load_view
 from threads.editing import edit_chat, latest_text

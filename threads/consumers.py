@@ -20,7 +20,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
-from arbe_site.sockets import QuickDispatch
+from arbe_lib.sockets import QuickDispatch
 from houses.access import access_person_thread
 from houses.membership import agent_for_user
 from houses.principals import person

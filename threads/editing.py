@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 
-from arbe_site.api import Conflict
+from arbe_lib.api import Conflict
 from houses.access import ThreadAccess
 from threads.entries import EntryEdited, EntryError, convert_payload
 from threads.lifecycle import new_entry

@@ -13,7 +13,7 @@ import time
 from django.db import close_old_connections
 from django.db.models import Q
 
-from arbe_site.events import send_to_group
+from arbe_lib.events import send_to_group
 from threads.models import Thread, Visibility
 
 logger = logging.getLogger(__name__)

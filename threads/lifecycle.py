@@ -11,7 +11,7 @@ import time
 
 from django.db import transaction
 
-from arbe_site.ids import time_ordered_id
+from arbe_lib.ids import time_ordered_id
 from houses.models import Agent, House
 from houses.names import clean_title
 from threads.entries import Entry, ThreadArchived, ThreadCreated, ThreadMadePrivate, ThreadRenamed

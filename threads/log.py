@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from arbe_site.per_loop import per_loop
+from arbe_lib.per_loop import per_loop
 from streams.client import (
     AsyncDurableStreamClient,
     DurableStreamClient,

@@ -9,7 +9,7 @@ director's bookkeeping. ``status`` is a cache of the fold, guarded by
 from django.conf import settings
 from django.db import models
 
-from arbe_site.ids import random_id
+from arbe_lib.ids import random_id
 from threads.states import LABELS, RANK, State
 
 

@@ -34,7 +34,7 @@ from threads.status_sync import sync_status
 
 logger = logging.getLogger(__name__)
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
-# The shape of every id the server mints (``arbe_site.ids.time_ordered_id``): a person may
+# The shape of every id the server mints (``arbe_lib.ids.time_ordered_id``): a person may
 # not choose it, so a chosen id never meets an entry the server or a bot wrote, whatever its
 # kind, and that needs no read of the log (the chat index knows every chat id).
 SERVER_ID = re.compile(r"^[0-9a-f]{24}$")

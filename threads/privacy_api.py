@@ -13,7 +13,7 @@ from typing import Annotated
 import msgspec
 from django.views.decorators.http import require_http_methods
 
-from arbe_site.api import BadInput, api_view, json_response, parse_json
+from arbe_lib.api import BadInput, api_view, json_response, parse_json
 from houses.access import access_house, access_person_thread, access_readers, access_thread
 from threads.api import AgentId, AgentIds, thread_row
 from threads.people import members_of, title_for

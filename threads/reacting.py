@@ -5,7 +5,7 @@ The fold, the emoji rule and the chat index's copy are ``threads.reactions``.
 
 from __future__ import annotations
 
-from arbe_site.api import BadInput, Conflict
+from arbe_lib.api import BadInput, Conflict
 from threads.entries import EntryReaction
 from threads.lifecycle import new_entry
 from threads.posting import Posted, chat_location

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable
 
 from django.http import Http404
 
-from arbe_site.api import NotAuthenticated
+from arbe_lib.api import NotAuthenticated
 from houses.revocation import NO_ACCESS, Reader, Watch
 
 

@@ -16,7 +16,7 @@ import time
 
 from django.db.models import F, Q
 
-from arbe_site.events import send_to_group
+from arbe_lib.events import send_to_group
 from threads.current import load_view
 from threads.log import log_reader
 from threads.models import Thread

@@ -15,7 +15,7 @@ from asgiref.sync import sync_to_async
 from django.http import StreamingHttpResponse
 from django.views.decorators.http import require_http_methods
 
-from arbe_site.api import (
+from arbe_lib.api import (
     BadInput,
     Conflict,
     api_view,
@@ -23,8 +23,8 @@ from arbe_site.api import (
     json_response,
     request_body,
 )
-from arbe_site.ids import time_ordered_id
-from arbe_site.per_loop import per_loop
+from arbe_lib.ids import time_ordered_id
+from arbe_lib.per_loop import per_loop
 from attachments.service import claim
 from houses.access import access_stream, access_thread
 from streams import wire

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
 
-from arbe_site.per_loop import per_loop
+from arbe_lib.per_loop import per_loop
 from ops import metrics
 from threads.current import bot_ids, child_records, entries_for_view
 from threads.fragments import (

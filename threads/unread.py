@@ -25,7 +25,7 @@ from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Sum, Value, 
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from arbe_site.events import send_to_group
+from arbe_lib.events import send_to_group
 from threads.entries import Chat, EntryDeleted, first_of_each_id
 from threads.models import EntryLocation, Thread, ThreadRead
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from channels.db import database_sync_to_async
 
-from arbe_site.per_loop import per_loop
+from arbe_lib.per_loop import per_loop
 from threads.unread import watch_changes
 
 logger = logging.getLogger(__name__)

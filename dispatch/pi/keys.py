@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from arbe_site import env
+from arbe_lib import env
 
 # Read outside the settings module: the demo passwords (seed_demo), the CLI's token and
 # address, Django's own; the stream secret and the like again, should settings be bypassed.

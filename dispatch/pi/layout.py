@@ -27,7 +27,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from arbe_site.env import PRIVATE_FILE, private_dir
+from arbe_lib.env import PRIVATE_FILE, private_dir
 from dispatch.pi.config import pi_settings, write_agent_dir, write_json
 from dispatch.pi.providers import agent_dir_providers, key_plan
 

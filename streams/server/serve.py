@@ -8,7 +8,7 @@ lets uvicorn close connections, with a bound on what is left.
 
 import uvicorn
 
-from arbe_site.runtime import settle_runtime
+from arbe_lib.runtime import settle_runtime
 from streams.server.wake import hub
 
 # Seconds uvicorn waits for requests still in flight once the waits have ended.

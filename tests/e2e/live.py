@@ -10,7 +10,7 @@ from django.conf import settings
 from django.test import Client
 from playwright.sync_api import expect
 
-from arbe_site.runtime import use_uvloop
+from arbe_lib.runtime import use_uvloop
 from tests.factories import make_bot, make_house, make_user
 from tests.peers.fake_llm import MODEL, PROVIDER, fake_llm_server
 from tests.peers.pi_home import write_pi_home

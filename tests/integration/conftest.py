@@ -64,7 +64,7 @@ def fresh_limits(settings):
     """The shared "limits" cache (invite misses) under a key prefix of this test's own: its
     rows or keys outlive a test (a database cache's table isn't flushed, Redis is shared),
     and clearing a Redis cache would flush the channel layer's database too."""
-    from arbe_site.ids import random_id
+    from arbe_lib.ids import random_id
 
     limits = dict(settings.CACHES["limits"], KEY_PREFIX=random_id(8, prefix="t"))
     settings.CACHES = {**settings.CACHES, "limits": limits}

@@ -281,7 +281,7 @@ def test_an_outsider_is_told_what_a_missing_thread_tells(private, route):
     """Same status, same body (ids aside): the answer says nothing of the thread."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from arbe_site.ids import random_id
+    from arbe_lib.ids import random_id
 
     world = private
     author = world.client_for(world.author)

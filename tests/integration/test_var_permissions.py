@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arbe_site.env import private_dir
+from arbe_lib.env import private_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = ("secret_key", "durable_streams_secret", "demo_model_secret")

@@ -203,6 +203,7 @@ def test_the_log_readers_are_read_only():
 
 APPS = (
     "arbe_site",
+    "arbe_lib",
     "streams",
     "houses",
     "threads",
@@ -212,6 +213,8 @@ APPS = (
     "search",
     "attachments",
     "notify",
+    "ops",
+    "archives",
 )
 
 
@@ -275,3 +278,17 @@ def test_modules_import_each_other_one_way():
 
 def test_the_cycle_check_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_apps_never_import_the_sites_wiring():
+    """``arbe_site`` (settings, urls, ASGI, middleware) imports the apps; the apps share
+    ``arbe_lib``, never ``arbe_site``: the site's wiring sits on top, not in the middle."""
+    graph = import_graph()
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if not module.startswith("arbe_site")
+        for target in targets
+        if target.startswith("arbe_site")
+    )
+    assert upward == []

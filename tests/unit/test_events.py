@@ -1,11 +1,11 @@
-"""arbe_site.events: one send path that works from sync code with or without a running loop."""
+"""arbe_lib.events: one send path that works from sync code with or without a running loop."""
 
 import asyncio
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-from arbe_site.events import send_to_group
+from arbe_lib.events import send_to_group
 
 
 def _receive(layer, channel):

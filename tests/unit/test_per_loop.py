@@ -1,4 +1,4 @@
-"""One object per event loop (``arbe_site.per_loop``)."""
+"""One object per event loop (``arbe_lib.per_loop``)."""
 
 import asyncio
 import gc
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from arbe_site.per_loop import per_loop
+from arbe_lib.per_loop import per_loop
 
 
 class Made:

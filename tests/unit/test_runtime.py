@@ -1,4 +1,4 @@
-"""The long-running servers' runtime settings (``arbe_site.runtime``)."""
+"""The long-running servers' runtime settings (``arbe_lib.runtime``)."""
 
 import pytest
 
@@ -25,7 +25,7 @@ def autobahn_names():
 
 
 def test_debug_arguments_are_not_built_when_debug_logging_is_off(autobahn_names):
-    from arbe_site.runtime import skip_websocket_debug_arguments
+    from arbe_lib.runtime import skip_websocket_debug_arguments
 
     txaio.set_global_log_level("info")
     skip_websocket_debug_arguments()
@@ -35,7 +35,7 @@ def test_debug_arguments_are_not_built_when_debug_logging_is_off(autobahn_names)
 
 
 def test_debug_logging_keeps_its_arguments(autobahn_names):
-    from arbe_site.runtime import skip_websocket_debug_arguments
+    from arbe_lib.runtime import skip_websocket_debug_arguments
 
     txaio.set_global_log_level("debug")
     skip_websocket_debug_arguments()

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from arbe_site.progress import progress_line
+from arbe_lib.progress import progress_line
 from archives.export import export_house
 from houses.models import House
 

@@ -4,7 +4,7 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError
 
-from arbe_site.progress import progress_line
+from arbe_lib.progress import progress_line
 from archives.slack.importer import import_slack
 from archives.zipsafe import ArchiveError
 

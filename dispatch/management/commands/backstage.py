@@ -22,7 +22,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from arbe_site.runtime import use_uvloop
+from arbe_lib.runtime import use_uvloop
 from dispatch.backstage import DIRECTOR_CHANNEL, backstage
 from dispatch.runs import Claim
 from notify.worker import Notifier

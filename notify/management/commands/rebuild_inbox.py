@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from arbe_site.progress import progress_line
+from arbe_lib.progress import progress_line
 from houses.models import House
 from notify.inbox import rebuild_thread
 from threads.models import Thread

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from arbe_site.progress import progress_line
+from arbe_lib.progress import progress_line
 from houses.models import House
 from search.backends import backend
 from search.index import high_water, rebuild_thread

@@ -129,7 +129,7 @@ def test_mail_drops_a_notice_of_a_thread_they_left(world, salaries):
 def test_a_bot_outside_it_is_refused_by_the_sandbox_proxy(world, salaries):
     """A bot's sandbox token for the private thread's stream: 404 unless the bot is in it,
     as for a stream that doesn't exist."""
-    from arbe_site.ids import random_id
+    from arbe_lib.ids import random_id
 
     answers = []
     for stream in (salaries.stream_name, f"arbe-thread-{random_id(10)}"):

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from asgiref.sync import sync_to_async
 
-from arbe_site.ids import random_id
+from arbe_lib.ids import random_id
 from houses.revocation import NO_ACCESS
 from tests.integration.web.conftest import closed_with, frame, frame_with, open_socket
 from tests.integration.web.test_live_reads_end import (

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from arbe_site.progress import progress_line
+from arbe_lib.progress import progress_line
 from threads.models import Thread
 from threads.status_sync import sync_status
 

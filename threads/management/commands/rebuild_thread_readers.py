@@ -3,7 +3,7 @@ logs' ``signal.thread.made_private|member_added|member_removed`` entries."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from arbe_site.progress import progress_line
+from arbe_lib.progress import progress_line
 from threads.models import Thread
 from threads.readers import rebuild_readers
 from threads.reading import ThreadLogMissing, read_entries

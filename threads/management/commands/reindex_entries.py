@@ -3,7 +3,7 @@ every thread, or one, from its log."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from arbe_site.progress import progress_line
+from arbe_lib.progress import progress_line
 from threads import chat_index, windows
 from threads.models import Thread
 from threads.reading import ThreadLogMissing
