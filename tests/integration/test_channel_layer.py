@@ -19,4 +19,6 @@ async def test_a_burst_past_the_pool_size_waits_instead_of_failing():
     got = await asyncio.gather(*(layer.receive(c) for c in channels[:5]))
     assert [m["type"] for m in got] == ["ping"] * 5
     await asyncio.gather(*(layer.group_discard("burst", c) for c in channels))
-    await layer.flush()
+    # No ``flush()``: it closes the pools of every loop of this process, and an in-process
+    # backstage engine of an earlier test may be using its own right now. The unread pings
+    # expire with their channels.

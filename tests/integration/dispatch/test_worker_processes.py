@@ -40,6 +40,9 @@ def workers(live, settings):
         "BACKSTAGE": "worker",
         "BACKSTAGE_LEASE_S": "2",
         "BACKSTAGE_DRAIN_S": "1",
+        # A warm Pi keeps its thread's lease while it idles; a second here, so a thread
+        # settles (no lease held) soon after its answer, with the warm path still taken.
+        "DISPATCH_WARM_IDLE_S": "1",
         "PI_HOME": str(settings.PI_HOME),
         "PI_AGENT_DIR": settings.PI_AGENT_DIR,
         "SECRET_KEY": settings.SECRET_KEY,
