@@ -17,18 +17,17 @@ import contextlib
 import json
 import os
 import random
-import sys
 import tempfile
 import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from bench import search
 from bench.corpus import messages as corpus_messages
 from bench.corpus import vocabulary
 from bench.docs import write_section
 
-ROOT = Path(__file__).resolve().parent.parent
 CHANNELS, PEOPLE, PER_DAY = 20, 200, 500
 START = 1_700_000_000
 
@@ -90,22 +89,9 @@ def write_export(path: Path, n: int) -> None:
 
 
 def setup_django(database_url: str, var_dir: str) -> None:
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="arbe_site.settings",
-        ARBE_VAR_DIR=var_dir,
-        DATABASE_URL=database_url,
-        DURABLE_STREAMS_URL="",
-        ALLOWED_HOSTS="testserver",
-        LOG_LEVEL="WARNING",
-        NOTIFY_POLL_S="0",
-        BACKSTAGE_SWEEP_S="0",
-    )
-    sys.path.insert(0, str(ROOT))
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
+    """As ``bench.search``'s, with no notifier and no sweep beside the import."""
+    os.environ.update(NOTIFY_POLL_S="0", BACKSTAGE_SWEEP_S="0")
+    search.setup_django(database_url, var_dir)
 
 
 @contextlib.contextmanager
