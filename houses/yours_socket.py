@@ -48,7 +48,8 @@ def notice_fragment(user, entry_id: str, current: str = "") -> str:
     url = reverse("thread", args=[item.thread_id]) + f"?around={entry_id}#entry-{entry_id}"
     context = {
         "entry_id": entry_id,
-        "title": f"{who} {verb} {where}",
+        # A direct conversation's stored title names its people: "who wrote to you" says it.
+        "title": f"{who} wrote to you" if item.thread.is_direct else f"{who} {verb} {where}",
         "body": item.text,
         "url": url,
         "silent": silent,

@@ -23,6 +23,7 @@ from houses.access import houses_of, read_by
 from notify.inbox import inbox_group
 from notify.models import InboxItem
 from threads.models import ThreadRead
+from threads.people import direct_titles
 
 PAGE = 50
 
@@ -103,13 +104,15 @@ def page(user, before: tuple[int, int] | None = None, limit: int = PAGE) -> list
     if before is not None:
         ts, pk = before
         rows = rows.filter(Q(ts__lt=ts) | Q(ts=ts, id__lt=pk))
+    rows = list(rows[:limit])
+    titles = direct_titles([r.thread for r in rows], user=user)  # a DM by its other people
     return [
         Item(
             r.pk,
             r.entry_id,
             r.kind,
             r.thread_id,
-            r.thread.title,
+            titles.get(r.thread_id, r.thread.title),
             r.house_id,
             r.house.slug,
             r.house.name,
@@ -118,7 +121,7 @@ def page(user, before: tuple[int, int] | None = None, limit: int = PAGE) -> list
             r.ts,
             bool(r.is_unread),
         )
-        for r in rows[:limit]
+        for r in rows
     ]
 
 

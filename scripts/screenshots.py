@@ -205,6 +205,7 @@ def take(base_url: str, env: dict, out: Path) -> None:
         for path, name in (
             ("/houses/demo/", "house-phone.png"),
             ("/account/notifications/", "notifications-phone.png"),
+            ("/inbox/", "inbox-phone.png"),
         ):
             phone_page.goto(path)
             shoot(phone_page, out, name)

@@ -36,7 +36,9 @@ def test_a_direct_message_is_in_the_inbox_of_its_other_people_only(world):
     assert items(world, world.member) == []  # the author
     lone, _ = privacy.open_direct(world.house, world.owner.agent, [world.member.agent.pk])
     post(world, world.owner, "just us", lone)
-    assert [i["kind"] for i in items(world, world.member)] == ["direct"]
+    [mine] = items(world, world.member)
+    assert mine["kind"] == "direct"
+    assert mine["threadTitle"] == world.owner.agent.display_name  # by the other people
     assert len(items(world, world.author)) == 1  # not in that one
     assert items(world, world.stranger) == []
 
