@@ -42,7 +42,7 @@ from threads.entries import (
 )
 from threads.models import EntryLocation
 from threads.permissions import WriteRefused, check_write
-from threads.posting import IdTaken
+from threads.posting import SERVER_ID, IdTaken
 from threads.read_watch import reader_of, session_of, unless_ended, until_ended, watch_for
 from threads.reading import find_entry, read_entries
 from threads.recency import after_append
@@ -177,6 +177,7 @@ async def sandbox_stream(request, name):
     writer = access.principal.writer()
     for entry in entries:
         check_write(writer, entry)
+    check_chosen_ids(entries, chosen)
     if earlier := await sync_to_async(retried)(access, entries, chosen):
         body = {"entries": [to_builtins(e) for e in earlier], "offset": None, "duplicate": True}
         return json_response(body)
@@ -281,6 +282,20 @@ def retried(access, entries: list[Entry], chosen: set[str]) -> list[Entry] | Non
         for e in entries
         if (found := there.get(e.id) or _found(access.thread.stream_name, e.id)) is not None
     ]
+
+
+def check_chosen_ids(entries: list[Entry], chosen: set[str]) -> None:
+    """A new entry of any kind but chat takes a chosen id only of the server's shape
+    (``threads.posting.SERVER_ID``), which a person's post may not choose: chat ids are in
+    the chat index, so no post lands under the id of another kind of entry, and a post
+    needs no read of the log to know it."""
+    for entry in entries:
+        named = entry.id in chosen and not isinstance(entry.payload, Chat)
+        if named and not SERVER_ID.match(entry.id):
+            raise EntryError(
+                "An entry other than chat takes no id or one of 24 hex digits (the shape "
+                "of the server's ids) - at `$.id`"
+            )
 
 
 def _found(stream_name: str, entry_id: str) -> Entry | None:

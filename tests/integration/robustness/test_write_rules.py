@@ -213,9 +213,6 @@ def test_id_reuse_through_the_stream_proxy_is_a_409(world):
     assert_refused(response, 409, before, world.thread)
 
 
-ASKED = "owner-msg-1"
-
-
 @pytest.mark.parametrize(
     "payload",
     [
@@ -224,30 +221,58 @@ ASKED = "owner-msg-1"
     ],
     ids=["pi.assistant", "signal.dispatch.started"],
 )
-def test_a_sandbox_writer_may_not_reuse_another_authors_id_for_any_kind(world, payload):
+@pytest.mark.parametrize("chosen", [True, False], ids=["id-chosen", "id-minted"])
+def test_a_sandbox_writer_may_not_reuse_another_authors_id_for_any_kind(world, payload, chosen):
     url = f"/api/threads/{world.thread.id}/entries"
     owner = world.client_for(world.owner)
-    assert owner.post(url, {"id": ASKED, "text": "@helper hi"}).status_code == 201
+    body = {"id": "owner-msg-1", "text": "@helper hi"} if chosen else {"text": "@helper hi"}
+    asked = owner.post(url, body)
+    assert asked.status_code == 201
+    asked = asked.json()["entry"]["id"]
     before = log_bytes(world.thread)
     payload = {k: (world.bot.id if v == "BOT" else v) for k, v in payload.items()}
     bot = world.jwt_client(world.jwt(dispatch="d_x"))
-    response = post_stream(bot, world.thread, {"id": ASKED, "payload": payload})
-    assert_refused(response, 409, before, world.thread, "another author")
+    response = post_stream(bot, world.thread, {"id": asked, "payload": payload})
+    # A person's chosen id is never of the shape other kinds take; the server's is another's.
+    if chosen:
+        assert_refused(response, 400, before, world.thread, "24 hex digits")
+    else:
+        assert_refused(response, 409, before, world.thread, "another author")
+
+
+NARRATION_ID = "0192f3a4b5c6d7e8f9a0b1c2"  # 24 hex digits: the server's shape
 
 
 def test_an_id_a_bot_used_for_narration_belongs_to_it(world):
     bot = world.jwt_client(world.jwt(dispatch="d_x"))
     said = {"type": "pi.assistant", "dispatchId": "d_x", "message": {"role": "assistant"}}
-    assert post_stream(bot, world.thread, {"id": "p-1", "payload": said}).status_code == 200
+    first = post_stream(bot, world.thread, {"id": NARRATION_ID, "payload": said})
+    assert first.status_code == 200
     before = log_bytes(world.thread)
     # Its own retry appends nothing and answers with what is there.
-    again = post_stream(bot, world.thread, {"id": "p-1", "payload": said})
+    again = post_stream(bot, world.thread, {"id": NARRATION_ID, "payload": said})
     assert again.status_code == 200 and again.json()["duplicate"] is True
     assert log_bytes(world.thread) == before
     # A person's chat under that id, on either path, is someone else's reuse.
-    chat = {"id": "p-1", "payload": {"type": "chat", "text": "mine"}}
+    chat = {"id": NARRATION_ID, "payload": {"type": "chat", "text": "mine"}}
     response = post_stream(world.token_client(world.member), world.thread, chat)
     assert_refused(response, 409, before, world.thread)
+    url = f"/api/threads/{world.thread.id}/entries"
+    posted = world.client_for(world.member).post(url, {"id": NARRATION_ID, "text": "mine"})
+    assert_refused(posted, 400, before, world.thread, "24 hex digits")
+
+
+def test_a_chosen_id_for_anything_but_chat_has_the_servers_shape(world):
+    """So a person's post, which may not choose that shape, never meets it: without this, a
+    bot's narration under ``p-1`` and then a person's post ``p-1`` both landed."""
+    bot = world.jwt_client(world.jwt(dispatch="d_x"))
+    said = {"type": "pi.assistant", "dispatchId": "d_x", "message": {"role": "assistant"}}
+    before = log_bytes(world.thread)
+    response = post_stream(bot, world.thread, {"id": "p-1", "payload": said})
+    assert_refused(response, 400, before, world.thread, "24 hex digits")
+    # Chat may choose any id: the chat index holds every chat id.
+    mine = {"id": "p-1", "payload": {"type": "chat", "text": "mine"}}
+    assert post_stream(world.token_client(world.member), world.thread, mine).status_code == 200
 
 
 # -- 5. deletion --------------------------------------------------------------------------
