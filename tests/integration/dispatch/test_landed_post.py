@@ -11,13 +11,15 @@ import json
 
 import pytest
 
+import notify.inbox
 import notify.outbox
 import search.index
 from dispatch import backstage as backstage_module
 from dispatch.backstage import backstage
-from notify.models import Outbox
+from houses.access import reads_thread
+from notify.models import InboxItem, Outbox
 from search.models import SearchDoc
-from threads import posting, seam
+from threads import posting, privacy, readers, seam
 from threads.current import load_view
 from threads.entries import Chat, DispatchFailed
 from threads.last_entry import throttle
@@ -67,7 +69,14 @@ HOOKS = {
         lambda mp: mp.setattr(notify.outbox, "after_append", broken),
         lambda t, e: Outbox.objects.filter(thread_id=t, entry_id=e).exists(),
     ),
+    # The posts name olive (the owner), so her inbox gets an item.
+    "inbox": (
+        lambda mp: mp.setattr(notify.inbox, "after_append", broken),
+        lambda t, e: InboxItem.objects.filter(thread_id=t, entry_id=e).exists(),
+    ),
 }
+# ``readers`` is the one step a chat never gives work (it folds access entries): tested
+# below with a member added to a private thread.
 
 
 def status_follows_the_log(thread_id) -> bool:
@@ -112,7 +121,7 @@ def test_a_failing_step_still_answers_201_and_the_sweep_repairs_it(
     throttle.reset()
     with monkeypatch.context() as patched:  # the fixture's own patch (wakes) stays
         breaks(patched)
-        response = post(world, "the build is red")
+        response = post(world, "@olive the build is red")
     assert response.status_code == 201, response.content
     entry_id = response.json()["entry"]["id"]
     assert in_log(world, entry_id)
@@ -136,9 +145,9 @@ def test_a_retry_of_the_same_post_repairs_it_and_wakes_again(
     throttle.reset()
     with monkeypatch.context() as patched:
         breaks(patched)
-        assert post(world, "the build is red", "client-7").status_code == 201
+        assert post(world, "@olive the build is red", "client-7").status_code == 201
 
-    again = post(world, "the build is red", "client-7")
+    again = post(world, "@olive the build is red", "client-7")
     assert again.status_code == 201 and again.json()["duplicate"] is True
     throttle.flush_all()
     assert done(world.thread.id, "client-7")
@@ -257,7 +266,7 @@ def test_the_bot_answers_once_whichever_step_failed(live, world, monkeypatch, st
     backstage().start_in_thread()
     with monkeypatch.context() as patched:
         breaks(patched)
-        asked = live.post(f"@{world.bot.handle} status of the build?")
+        asked = live.post(f"@{world.bot.handle} @olive status of the build?")
     live.wait_for(lambda: any(e.authorId == world.bot.id for e in live.entries()))
     live.settle()
     engine = backstage()
@@ -270,3 +279,23 @@ def test_the_bot_answers_once_whichever_step_failed(live, world, monkeypatch, st
         e for e in live.entries() if isinstance(e.payload, Chat) and e.authorId == world.bot.id
     ]
     assert len(replies) == 1
+
+
+def test_a_member_added_while_the_readers_step_fails_reads_once_it_is_repaired(world, monkeypatch):
+    """Access entries go through the same seam: the change is in the log, the table that
+    ``houses.access`` asks is owed it (closed until then), and the sweep repairs it."""
+    owner = world.owner.agent
+    thread = privacy.start_private(world.house, "plans", owner, [world.member.agent.pk])
+    newcomer = world.author.agent
+    assert not reads_thread(newcomer.pk, thread)
+    with monkeypatch.context() as patched:
+        patched.setattr(readers, "after_append", broken)
+        assert privacy.add_member(thread, newcomer.pk, owner)
+    added = [e for e in read_entries(thread.id)[0] if e.type == "signal.thread.member_added"]
+    assert [e.payload.agentId for e in added] == [newcomer.pk]
+    assert SeamRepair.objects.get(thread=thread).steps == ["readers"]
+    assert not reads_thread(newcomer.pk, Thread.objects.get(pk=thread.pk))  # fails closed
+
+    seam.repair_owed()
+    assert not SeamRepair.objects.exists()
+    assert reads_thread(newcomer.pk, Thread.objects.get(pk=thread.pk))
