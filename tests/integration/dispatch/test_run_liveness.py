@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from dispatch import thread_leases
+from dispatch import runs, thread_leases
 from dispatch.backstage import backstage
 from dispatch.fencing import FencedWriter
 from dispatch.runs import claim_run, report_to_parent
@@ -74,6 +74,17 @@ def test_a_report_is_written_once_whoever_writes_it_and_an_older_epoch_is_refuse
     assert report_to_parent(run, False, "stopped", 3)  # the orphaner, at the newer epoch
     assert not report_to_parent(run, False, "stopped", 3)  # its retry
     assert not report_to_parent(run, True, "all green", 2)  # the fenced-off run, thawed
+    assert [(r.report, r.ok) for r in reports(live)] == [("stopped", False)]
+
+
+def test_reporters_racing_past_the_check_are_decided_by_the_store(live, monkeypatch):
+    """Both read the parent's log before either wrote (the check can't see the other): the
+    producer at the newer epoch lands, the older one is refused, a same-epoch retry is one."""
+    run, _ = claim(live)
+    monkeypatch.setattr(runs, "_reported", lambda parent, claim: False)
+    assert report_to_parent(run, False, "stopped", 3)  # the orphaner, at the newer epoch
+    assert not report_to_parent(run, False, "stopped", 3)  # its retry: a duplicate
+    assert not report_to_parent(run, True, "all green", 2)  # the thawed run: refused
     assert [(r.report, r.ok) for r in reports(live)] == [("stopped", False)]
 
 
