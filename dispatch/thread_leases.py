@@ -14,8 +14,9 @@ serialises work on SQLite and PostgreSQL, across any number of workers.
   returns the threads the engine still holds, so one that lost its lease (a pause
   longer than the lease) stops its work there.
 - ``expired``: rows whose holder stopped renewing, for the takeover tick.
-- ``held``: whether a live holder has the thread (its heartbeat is current): a coding
-  run's liveness, however long its worker sits in one tool call.
+- ``known``: whether any lease row covers the thread, live or lapsed: the sweep leaves a
+  coding run so covered to its holder or to the takeover, however long its worker sits in
+  one tool call (``dispatch.supervision``).
 - ``hand_over``: a worker shutting down lapses its row at once, for a takeover elsewhere.
 
 Every acquire (fresh or a takeover) also bumps the thread's lease epoch (``ThreadEpoch``,
@@ -136,11 +137,6 @@ def renew(holder: str, thread_ids: set[str], seconds: float) -> set[str]:
     mine = ThreadLease.objects.filter(holder=holder, pk__in=thread_ids)
     mine.update(until=_until(seconds))
     return set(mine.values_list("pk", flat=True))
-
-
-def held(thread_id: str) -> bool:
-    """A lease row for ``thread_id`` whose holder still renews it (a live worker)."""
-    return ThreadLease.objects.filter(pk=thread_id, until__gt=timezone.now()).exists()
 
 
 def known(thread_id: str) -> bool:

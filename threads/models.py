@@ -69,7 +69,7 @@ class Thread(models.Model):
     visibility = models.CharField(
         max_length=8, choices=Visibility.choices, default=Visibility.HOUSE
     )
-    # A direct conversation's people, as a key (``threads.direct``): one thread per set.
+    # A direct conversation's people, as a key (``threads.readers.direct_key``): one thread per set.
     direct_key = models.CharField(max_length=64, blank=True)
 
     # The status record: a cache of the fold, written only under the status_rev guard.

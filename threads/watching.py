@@ -1,7 +1,7 @@
 """Open thread pages, counted in batches per process (docs/unread.md).
 
 Each thread page's socket counts itself on its person's ``ThreadRead`` row while it is
-open (``threads.unread.watch``). Channels runs database calls one at a time on one
+open (``threads.unread.watch_changes``). Channels runs database calls one at a time on one
 thread, so a thousand sockets opening or closing together (a deploy, a network blip)
 would queue a thousand calls ahead of the next handshakes. Here the opens, refreshes and
 closes that arrive while a write is under way are summed per person and thread and

@@ -51,7 +51,6 @@ def test_a_page_the_stream_server_cannot_serve_is_a_503_page(world, monkeypatch)
         raise TransportError("connect failed to http://127.0.0.1:1/v1/stream/secret-path")
 
     monkeypatch.setattr(threads.reading, "read_entries", down)
-    monkeypatch.setattr("threads.fragments.read_entries", down, raising=False)
     response = world.client_for(world.member).get(f"/threads/{world.thread.id}/")
     html = response.content.decode()
     assert response.status_code == 503 and response["Retry-After"] == "5"
