@@ -2,6 +2,8 @@
 reply reaches Pi's environment (ops/metrics.py, ops/context.py)."""
 
 import json
+import os
+import signal
 
 import pytest
 
@@ -55,6 +57,22 @@ def test_a_post_and_its_reply_move_the_counters(live):
     live.settle()
     assert moved(before, snapshot())["pi"] == 1  # the second reply started no Pi…
     assert value("arbe_pi_starts_total", kind="warm") == warm + 1  # …it took the warm one
+
+
+def test_a_kept_pi_that_dies_while_idle_counts_as_running_no_more(live):
+    from dispatch.backstage import backstage
+
+    live.post("@helper hello")
+    live.settle()
+    (warm,) = backstage().warm.kept.values()
+    assert value("arbe_pi_processes", kind="warm") == 1
+    os.killpg(warm.session.pid, signal.SIGKILL)  # its own group: Pi and its sandbox
+    live.wait_for(lambda: warm.session.returncode is not None)
+    assert value("arbe_pi_processes", kind="warm") == 0  # still in the pool, not running
+    assert value("arbe_pi_processes", kind="cold") == 0  # and no reply at work either
+    live.post("@helper again")  # the pool finds it dead and a cold Pi answers
+    live.settle()
+    assert value("arbe_pi_processes", kind="warm") == 1
 
 
 def test_a_failed_reply_counts_as_failed_once(live):
