@@ -95,3 +95,19 @@ def test_the_request_id_reaches_pi_through_the_wake(live):
     live.settle()
     results = [e.payload.message for e in live.entries() if e.type == "pi.tool_result"]
     assert "rid=req-ops-test-0001" in json.dumps(results)
+
+
+def test_a_warm_pi_runs_each_replys_commands_with_that_replys_request_id(live):
+    ids = []
+    for n in range(2):
+        live.fake.script(bash("echo rid=$ARBE_REQUEST_ID"), Text("done"))
+        ids.append(f"req-ops-warm-{n:04d}")
+        context.begin(ids[-1])
+        try:
+            live.post(f"@helper which request is this ({n})?")
+        finally:
+            context.begin()
+        live.settle()
+    assert value("arbe_pi_starts_total", kind="warm") >= 1  # the second took the kept Pi
+    results = json.dumps([e.payload.message for e in live.entries() if e.type == "pi.tool_result"])
+    assert f"rid={ids[0]}" in results and f"rid={ids[1]}" in results
