@@ -135,6 +135,8 @@ for _kind in ("cold", "warm"):  # both series exist from the start, at 0
     PI_RUNNING.labels(_kind)
 for _path in ("direct", "queued"):
     FANOUT_FRAMES.labels(_path)
+for _kind in ("recomputed", "orphaned"):
+    SWEEP_REPAIRS.labels(_kind)
 for _outcome in ("started", "finished", "failed"):
     REPLIES.labels(_outcome)
 for _channel in ("push", "email"):
