@@ -28,7 +28,7 @@ from django.conf import settings
 
 from arbe_lib.concurrency import in_thread
 from dispatch import thread_leases
-from dispatch.holding import DIRECTOR_CHANNEL, ThreadHolding, lease_s
+from dispatch.holding import DIRECTOR_CHANNEL, ThreadHolding, Wake, lease_s
 from dispatch.warm import WarmPool
 from ops import metrics
 from ops.context import carried, wake_context
@@ -47,7 +47,7 @@ class Backstage(ThreadHolding):
         self.replies: dict[str, asyncio.Task] = {}
         self.runs: dict[str, asyncio.Task] = {}
         self.waking: set[asyncio.Task] = set()  # wakes still asking for a lease
-        self.lingering: dict[str, asyncio.Event] = {}
+        self.lingering: dict[str, Wake] = {}
         self.warm = WarmPool()
         self.sweeping: asyncio.Future | None = None
         self.tending: asyncio.Task | None = None

@@ -20,6 +20,7 @@ from arbe_lib.concurrency import in_thread
 from dispatch import thread_leases
 from dispatch.fencing import Fenced, FencedWriter
 from dispatch.warm import WarmPool
+from ops import context
 
 logger = logging.getLogger(__name__)
 DIRECTOR_CHANNEL = "director"  # the channel-layer queue of wakes for backstage workers
@@ -30,6 +31,15 @@ def lease_s() -> float:
     return settings.BACKSTAGE_LEASE_S
 
 
+class Wake(asyncio.Event):
+    """What a lingering holder waits for, with its log context (``ops.context``): a wake
+    here hands the next pass its own request id."""
+
+    def __init__(self, held: context.Fields | None) -> None:
+        super().__init__()
+        self.held = held
+
+
 class ThreadHolding:
     """The part of ``Backstage`` that holds threads (``passes``, ``replies``, ``runs``)."""
 
@@ -37,7 +47,7 @@ class ThreadHolding:
     passes: dict[str, asyncio.Task]
     replies: dict[str, asyncio.Task]
     runs: dict[str, asyncio.Task]
-    lingering: dict[str, asyncio.Event]  # quiet threads held for a warm bot: their wake
+    lingering: dict[str, Wake]  # quiet threads held for a warm bot: their wake
     warm: WarmPool
     draining: bool = False
 
@@ -57,6 +67,7 @@ class ThreadHolding:
         if taken is None:
             lingering = self.lingering.pop(thread_id, None)
             if lingering is not None:  # held here, waiting with a warm bot: pass now
+                context.hand_on(lingering.held)  # that pass is this wake's work
                 lingering.set()
             return False  # its holder (here or on another worker) runs another pass
         task = asyncio.get_running_loop().create_task(self._hold(thread_id, taken, run))
@@ -127,7 +138,7 @@ class ThreadHolding:
         evicted, shutting down); the thread's warm processes are closed by then."""
         if await in_thread(thread_leases.wanted, thread_id, self.holder):
             return True
-        wake = self.lingering[thread_id] = asyncio.Event()
+        wake = self.lingering[thread_id] = Wake(context.current())
         loop = asyncio.get_running_loop()
         deadline = loop.time() + settings.DISPATCH_WARM_IDLE_S
         try:

@@ -8,7 +8,10 @@ the access line; a change to the shared object does. Backstage work begins a fre
 woke it.
 
 The request id travels on: into a wake's message (``carried``), into Pi's environment as
-``ARBE_REQUEST_ID`` (``pi_environment``), and so into the worker's log lines.
+``ARBE_REQUEST_ID`` (``pi_environment``), and so into the worker's log lines. A warm Pi
+keeps the environment of its start, so each prompt also rewrites a small script its bash
+tool sources (``pi_request_script``, through ``BASH_ENV``): a command run for a later
+reply sees that reply's request id.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
+import shlex
 import uuid
 from dataclasses import dataclass
 
@@ -100,7 +104,24 @@ def wake_context(thread: str = ""):
         return contextvars.copy_context()
 
 
+def hand_on(held: Fields | None) -> None:
+    """A wake that woke a lingering holder (``dispatch.holding``): the holder's next pass is
+    this wake's work, so its lines and its reply carry this wake's request id from now."""
+    rid = request_id()
+    if held is not None and rid:
+        held.request_id = rid
+
+
 def pi_environment() -> dict[str, str]:
     """Pi's share of the context: the request id that caused the reply, if known."""
     rid = request_id()
     return {PI_VARIABLE: rid} if rid else {}
+
+
+def pi_request_script() -> str:
+    """What Pi's bash sources before each command (``BASH_ENV``): the current request id,
+    or none, so a warm Pi's commands never name the request that started the process."""
+    rid = request_id()
+    if rid and REQUEST_ID.fullmatch(rid):
+        return f"export {PI_VARIABLE}={shlex.quote(rid)}\n"
+    return f"unset {PI_VARIABLE}\n"

@@ -135,6 +135,8 @@ for _kind in ("cold", "warm"):  # both series exist from the start, at 0
     PI_RUNNING.labels(_kind)
 for _path in ("direct", "queued"):
     FANOUT_FRAMES.labels(_path)
+for _kind in ("recomputed", "orphaned"):
+    SWEEP_REPAIRS.labels(_kind)
 for _outcome in ("started", "finished", "failed"):
     REPLIES.labels(_outcome)
 for _channel in ("push", "email"):
@@ -182,14 +184,17 @@ _pi_live: weakref.WeakSet = weakref.WeakSet()
 _warm_pools: weakref.WeakSet = weakref.WeakSet()  # dispatch.warm.WarmPool, one per engine
 
 
-def _kept() -> int:
-    return sum(len(pool.kept) for pool in list(_warm_pools))
+def _running() -> tuple[int, int]:
+    """(at work, kept warm) among the Pi processes still running. A kept one that died
+    while idle (killed, out of memory) is neither until its pool notices and closes it."""
+    kept = {id(w.session) for pool in list(_warm_pools) for w in list(pool.kept.values())}
+    live = [s for s in list(_pi_live) if s.returncode is None]
+    warm = sum(1 for s in live if id(s) in kept)
+    return len(live) - warm, warm
 
 
-PI_RUNNING.labels("cold").set_function(
-    lambda: sum(1 for s in list(_pi_live) if s.returncode is None) - _kept()
-)
-PI_RUNNING.labels("warm").set_function(_kept)
+PI_RUNNING.labels("cold").set_function(lambda: _running()[0])
+PI_RUNNING.labels("warm").set_function(lambda: _running()[1])
 
 
 def warm_pool(pool) -> None:

@@ -235,8 +235,10 @@ class ThreadTail:
         await self.fan_out_chunked(batch)
 
     def fan_out(self, batch: Batch) -> None:
-        for subscription in list(self.subscribers):
-            subscription.deliver(batch)
+        subscribers = list(self.subscribers)
+        direct = sum(1 for subscription in subscribers if subscription.deliver(batch))
+        metrics.FANOUT_FRAMES.labels("direct").inc(direct)  # a panel's frames count as well
+        metrics.FANOUT_FRAMES.labels("queued").inc(len(subscribers) - direct)
 
     async def fan_out_chunked(self, batch: Batch) -> None:
         queued = direct = 0

@@ -30,6 +30,7 @@ from dispatch.pi import sandbox
 from dispatch.pi.events import PiEvent, ProtocolError, Response, decode_event, placeholder_event
 from dispatch.pi.layout import private_dirs, private_file
 from ops import metrics
+from ops.context import pi_request_script
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,12 @@ class PiConfig:
         """The bot's HOME, beside its agent dir (``layout.py``), so nothing lands in a real
         home and the agent dir itself can stay read-only."""
         return self.agent_dir.parent / "home"
+
+    @property
+    def request_file(self) -> Path:
+        """Sourced by Pi's bash before each command (``BASH_ENV``): the request id of the
+        reply at work (``ops.context.pi_request_script``), rewritten at each prompt."""
+        return self.session_file.with_suffix(".request")
 
     def make_dirs(self) -> None:
         """What Pi writes to must exist before the sandbox binds it; all of it private."""
@@ -97,6 +104,12 @@ def sandbox_argv(config: PiConfig) -> list[str]:
     return sandbox.bubblewrap_argv(
         workspace=config.workspace, writable=writable, config_dir=config.agent_dir
     )
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(text)
 
 
 def _private_umask() -> None:
@@ -152,7 +165,10 @@ class PiSession:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=config.workspace,
-                env=sandbox.scrubbed_env(config.home, config.agent_dir, config.env),
+                env={
+                    **sandbox.scrubbed_env(config.home, config.agent_dir, config.env),
+                    "BASH_ENV": str(config.request_file),
+                },
                 limit=LINE_LIMIT,
                 start_new_session=True,  # its own group, so close() reaches the tools it ran
                 # Transcripts and workspace files: the server user's only. (uvloop takes no
@@ -181,6 +197,8 @@ class PiSession:
 
     async def prompt(self, text: str) -> None:
         """Send a prompt; returns once Pi accepted it (its events follow on ``events()``)."""
+        # This reply's request id for the commands it runs, warm Pi or not (ops.context).
+        await asyncio.to_thread(_write_private, self.config.request_file, pi_request_script())
         await self._command({"type": "prompt", "message": text})
 
     async def steer(self, text: str) -> None:

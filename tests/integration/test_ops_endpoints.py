@@ -68,9 +68,12 @@ async def test_metrics_is_404_unless_a_token_is_set_and_given(client, settings):
 
 async def test_requests_are_counted_by_route_name_never_by_path(client):
     labels = {"route": "login", "method": "GET", "status": "200"}
+    timed = {"route": "login"}
     before = REGISTRY.get_sample_value("arbe_http_requests_total", labels) or 0
+    took = REGISTRY.get_sample_value("arbe_http_request_duration_seconds_count", timed) or 0
     assert (await client.get("/login/")).status_code == 200
     assert REGISTRY.get_sample_value("arbe_http_requests_total", labels) == before + 1
+    assert REGISTRY.get_sample_value("arbe_http_request_duration_seconds_count", timed) == took + 1
     await client.get("/join/secret-invite-token-abc")
     routes = {s.labels.get("route") for m in REGISTRY.collect() for s in m.samples}
     assert "join" in routes

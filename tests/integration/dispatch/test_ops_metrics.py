@@ -2,6 +2,8 @@
 reply reaches Pi's environment (ops/metrics.py, ops/context.py)."""
 
 import json
+import os
+import signal
 
 import pytest
 
@@ -57,6 +59,22 @@ def test_a_post_and_its_reply_move_the_counters(live):
     assert value("arbe_pi_starts_total", kind="warm") == warm + 1  # …it took the warm one
 
 
+def test_a_kept_pi_that_dies_while_idle_counts_as_running_no_more(live):
+    from dispatch.backstage import backstage
+
+    live.post("@helper hello")
+    live.settle()
+    (warm,) = backstage().warm.kept.values()
+    assert value("arbe_pi_processes", kind="warm") == 1
+    os.killpg(warm.session.pid, signal.SIGKILL)  # its own group: Pi and its sandbox
+    live.wait_for(lambda: warm.session.returncode is not None)
+    assert value("arbe_pi_processes", kind="warm") == 0  # still in the pool, not running
+    assert value("arbe_pi_processes", kind="cold") == 0  # and no reply at work either
+    live.post("@helper again")  # the pool finds it dead and a cold Pi answers
+    live.settle()
+    assert value("arbe_pi_processes", kind="warm") == 1
+
+
 def test_a_failed_reply_counts_as_failed_once(live):
     live.fake.script(Fail(), Fail())
     before = snapshot()
@@ -77,3 +95,19 @@ def test_the_request_id_reaches_pi_through_the_wake(live):
     live.settle()
     results = [e.payload.message for e in live.entries() if e.type == "pi.tool_result"]
     assert "rid=req-ops-test-0001" in json.dumps(results)
+
+
+def test_a_warm_pi_runs_each_replys_commands_with_that_replys_request_id(live):
+    ids = []
+    for n in range(2):
+        live.fake.script(bash("echo rid=$ARBE_REQUEST_ID"), Text("done"))
+        ids.append(f"req-ops-warm-{n:04d}")
+        context.begin(ids[-1])
+        try:
+            live.post(f"@helper which request is this ({n})?")
+        finally:
+            context.begin()
+        live.settle()
+    assert value("arbe_pi_starts_total", kind="warm") >= 1  # the second took the kept Pi
+    results = json.dumps([e.payload.message for e in live.entries() if e.type == "pi.tool_result"])
+    assert f"rid={ids[0]}" in results and f"rid={ids[1]}" in results

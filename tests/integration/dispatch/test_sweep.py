@@ -65,9 +65,16 @@ def test_the_sweep_answers_a_mention_whose_wake_was_lost(live, world, monkeypatc
     waiting = Thread.objects.get(pk=world.thread.pk)  # the mention waits for the director
     assert (waiting.status, waiting.status_message[:20]) == ("working", "Deciding who answers")
 
+    from ops.metrics import REGISTRY
+
+    def repaired() -> float:
+        return REGISTRY.get_sample_value("arbe_sweep_repairs_total", {"kind": "recomputed"})
+
+    before = repaired()
     engine = backstage()
     engine.start_in_thread()
-    asyncio.run_coroutine_threadsafe(engine.sweep_once(), engine.loop).result(30)
+    _, recomputed = asyncio.run_coroutine_threadsafe(engine.sweep_once(), engine.loop).result(30)
+    assert repaired() - before >= recomputed >= 1  # the working thread, counted (ops.metrics)
     live.settle()
     replies = [
         e for e in live.entries() if isinstance(e.payload, Chat) and e.authorId == world.bot.id

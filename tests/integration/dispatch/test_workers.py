@@ -206,7 +206,10 @@ def test_fifty_wakes_over_two_workers_run_one_pass_or_reply_at_a_time(live, pair
 def test_a_frozen_workers_reply_is_answered_once_by_the_worker_that_takes_over(
     live, pair, probe, settings
 ):
+    from ops.metrics import REGISTRY
+
     settings.BACKSTAGE_LEASE_S = 2
+    takeovers = REGISTRY.get_sample_value("arbe_lease_takeovers_total")
     doomed, survivor = pair.engines
     gate = live.fake.hold()
     pair.to = doomed
@@ -216,6 +219,7 @@ def test_a_frozen_workers_reply_is_answered_once_by_the_worker_that_takes_over(
     try:
         pair.to = survivor
         live.wait_for(lambda: "signal.thread.taken_over" in live.types())
+        assert REGISTRY.get_sample_value("arbe_lease_takeovers_total") >= takeovers + 1
         # Whichever request the gate holds goes on: the frozen worker's Pi answers into a
         # frozen worker, and the survivor's reply (if a slow heartbeat had let it take the
         # thread before the freeze, the gate may hold its request) answers the mention.

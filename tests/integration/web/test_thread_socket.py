@@ -178,3 +178,25 @@ async def test_a_long_catch_up_comes_in_frames_under_the_size_limit(world, monke
     text = "".join(frames)
     assert [text.count(f'id="entry-{i}"') for i in ids] == [1] * len(ids)
     await socket.disconnect()
+
+
+async def test_a_panel_refresh_counts_its_frames_like_entries_do(world):
+    from ops.metrics import REGISTRY
+
+    def frames() -> float:
+        return sum(
+            REGISTRY.get_sample_value("arbe_fanout_frames_total", {"path": p}) or 0.0
+            for p in ("direct", "queued")
+        )
+
+    sockets = [await open_socket(path(world), world.member) for _ in range(2)]
+    for socket in sockets:
+        await frame(socket)
+    tail = hub().tails[world.thread.id]
+    before = frames()
+    tail.panel = ""  # as if the view moved on with time: the next derive differs
+    await tail.refresh_now()
+    assert frames() == before + 2  # one panel frame per socket, counted
+    for socket in sockets:
+        await frame(socket)  # and each socket has it
+        await socket.disconnect()
