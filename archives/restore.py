@@ -37,6 +37,7 @@ from attachments import storage
 from attachments.models import Attachment, new_attachment_id
 from houses.house_log import house_stream_name
 from houses.models import Agent, House
+from houses.names import one_line
 from streams.errors import StreamNotFound
 from threads.entries import decode_entry
 from threads.log import log_reader
@@ -253,7 +254,8 @@ class _Restore:
                 id=local,
                 defaults={
                     "house": house,
-                    "title": doc.title,
+                    # One line, as a title typed here is (an archive from before, or edited).
+                    "title": one_line(doc.title) or "Untitled",
                     "created_by": Agent.objects.filter(pk=creator).first() if creator else None,
                     "visibility": readers.visibility,
                     "direct_key": readers.key,

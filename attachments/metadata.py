@@ -3,11 +3,12 @@ and serial, time), XMP, IPTC and comments would tell everyone in the house where
 what it was taken.
 
 The pixels are left as they are: the container is rewritten without its metadata blocks
-(JPEG segments, PNG chunks, WebP RIFF chunks), so nothing is decoded or re-compressed. What
-is kept is only what drawing needs: a JPEG's JFIF, ICC profile and Adobe colour marker, a
-PNG's colour, transparency, density and animation chunks, a WebP's image and animation
-chunks. A photo whose EXIF says "rotate" is turned by ``sniff`` first and re-encoded, since
-dropping the tag would show it on its side.
+(JPEG segments, PNG chunks, WebP RIFF chunks, GIF extensions), so nothing is decoded or
+re-compressed. What is kept is only what drawing needs: a JPEG's JFIF, ICC profile and
+Adobe colour marker, a PNG's colour, transparency, density and animation chunks, a WebP's
+image and animation chunks, a GIF's frames, their timing, its loop and colour profile. A
+photo whose EXIF says "rotate" is turned by ``sniff`` first and re-encoded, since dropping
+the tag would show it on its side.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ def strip(data: bytes, content_type: str) -> bytes:
         return strip_png(data)
     if content_type == "image/webp":
         return strip_webp(data)
-    return data  # GIF carries no EXIF; its comment blocks are kept (docs/security.md)
+    if content_type == "image/gif":
+        return strip_gif(data)
+    return data
 
 
 # APPn segments a decoder needs, by marker and leading bytes; every other APPn and COM goes.
@@ -141,3 +144,59 @@ def strip_webp(data: bytes) -> bytes:
             chunks += chunk
         i = end
     return b"RIFF" + struct.pack("<I", 4 + len(chunks)) + b"WEBP" + bytes(chunks)
+
+
+# Application extensions a GIF needs (its loop count, its colour profile); the rest go, XMP
+# ("XMP DataXMP", where an editor writes a photo's GPS position) among them.
+_GIF_KEEP_APPS = (b"NETSCAPE2.0", b"ANIMEXTS1.0", b"ICCRGBG1012")
+_GIF_COMMENT, _GIF_APPLICATION = 0xFE, 0xFF
+
+
+def strip_gif(data: bytes) -> bytes:
+    if data[:6] not in (b"GIF87a", b"GIF89a") or len(data) < 13:
+        raise Malformed("no GIF header")
+    i = 13 + _gif_colour_table(data[10])
+    out = bytearray(data[:i])
+    n = len(data)
+    while i < n:
+        block = data[i]
+        if block == 0x3B:  # trailer: anything after it is dropped
+            break
+        if block == 0x21:  # extension: label, then sub-blocks
+            if i + 2 > n:
+                raise Malformed("truncated extension")
+            label, end = data[i + 1], _gif_sub_blocks(data, i + 2)
+            head = data[i + 3 : i + 14] if i + 2 < n and data[i + 2] == 11 else b""
+            dropped = label == _GIF_COMMENT or (
+                label == _GIF_APPLICATION and head not in _GIF_KEEP_APPS
+            )
+            if not dropped:
+                out += data[i:end]
+            i = end
+        elif block == 0x2C:  # image: descriptor, local colour table, LZW code size, data
+            if i + 10 > n:
+                raise Malformed("truncated image descriptor")
+            start = i
+            i += 10 + _gif_colour_table(data[i + 9]) + 1  # the LZW minimum code size
+            i = _gif_sub_blocks(data, i)
+            out += data[start:i]
+        else:
+            raise Malformed("expected a GIF block")
+    out += b"\x3b"  # a file cut before its trailer still ends like a GIF
+    return bytes(out)
+
+
+def _gif_colour_table(packed: int) -> int:
+    return 3 * (2 ** ((packed & 0x07) + 1)) if packed & 0x80 else 0
+
+
+def _gif_sub_blocks(data: bytes, i: int) -> int:
+    """Where the sub-blocks from ``i`` end (after their zero terminator)."""
+    n = len(data)
+    while True:
+        if i >= n:
+            raise Malformed("truncated sub-blocks")
+        size = data[i]
+        i += 1 + size
+        if size == 0:
+            return i

@@ -158,8 +158,9 @@ def read_plan(archive: SafeZip) -> Plan:
             else:
                 title = f"#{c.name}" if kind == "open" else c.name
             plan.channel_names[c.id] = c.name or c.id
+            # Titles are one line without hidden characters, as arbe's own (houses.names).
             conversation = Conversation(
-                c.id, title[:200], kind, list(c.members), c.creator, c.is_archived
+                c.id, one_line(title)[:200] or c.id, kind, list(c.members), c.creator, c.is_archived
             )
             _read_messages(archive, folder, conversation, plan)
             plan.conversations.append(conversation)

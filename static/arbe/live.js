@@ -770,7 +770,7 @@
     var entry = evt.detail.elt && evt.detail.elt.closest && evt.detail.elt.closest(".entry.chat");
     var dialog = $("#confirm-delete");
     if (!evt.detail.question || !entry || !dialog || !dialog.showModal) return;
-    if (!evt.detail.elt.matches(".delete")) return; // other questions use the browser's own
+    if (!evt.detail.elt.matches(".delete")) return; // other questions are confirm.js's (data-confirm)
     evt.preventDefault();
     var menu = $("details.actions", entry);
     if (menu) menu.open = false;

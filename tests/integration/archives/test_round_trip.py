@@ -123,3 +123,18 @@ def test_a_copy_on_the_same_server_gets_new_ids_and_consistent_entries(files_on_
     assert member.get(file_url).status_code == 200
     hits = member.get("/api/search?q=roadmap&house=acme-copy").json()["results"]
     assert [h["threadId"] for h in hits] == [copies["Plans"].id]
+
+
+def test_a_title_stored_before_titles_were_one_line_is_restored_as_one(files_on_disk, tmp_path):
+    """An archive carries a thread row's title as it was: one with a line break or a bidi
+    override (stored before ``houses.names.clean_title``) comes back on one line."""
+    seed_house()
+    Thread.objects.filter(house__slug="acme", title="Plans").update(
+        title="Plans\r\nBcc: all@example.org\u202e"
+    )
+    path = tmp_path / "acme.zip"
+    call_command("export_house", "acme", str(path))
+    call_command("import_house", str(path), "--slug", "acme-copy")
+    titles = set(Thread.objects.filter(house__slug="acme-copy").values_list("title", flat=True))
+    assert "Plans Bcc: all@example.org" in titles
+    assert not any("\n" in t or "\r" in t or "\u202e" in t for t in titles)

@@ -225,3 +225,23 @@ def test_an_interrupted_slack_import_resumes_without_duplicates(
         entries = read_entries(thread.id)[0]
         assert len({e.id for e in entries}) == len(entries)
     assert len(chats("#general")) == 7
+
+
+def test_imported_titles_are_one_line_without_hidden_characters(
+    tmp_path, files_on_disk, monkeypatch
+):
+    """A crafted export's channel name or display name (the direct conversation's title)
+    with a line break or a bidi override becomes a title as arbe's own are (houses.names)."""
+    from tests.integration.archives import slack_fixture
+
+    users = [dict(u) for u in slack_fixture.USERS]
+    users[1] = users[1] | {"profile": {"real_name": "Bob\u202e B\r\nBcc: all@example.org"}}
+    groups = [slack_fixture.GROUPS[0] | {"name": "secret\u2028plans\x85now"}]
+    monkeypatch.setattr(slack_fixture, "USERS", users)
+    monkeypatch.setattr(slack_fixture, "GROUPS", groups)
+    path = tmp_path / "slack.zip"
+    write_export(path)
+    call_command("import_slack", str(path), house="Moved in")
+    titles = set(Thread.objects.values_list("title", flat=True))
+    assert "secret plans now" in titles
+    assert "Direct: Alice, Bob B Bcc: all@example.org" in titles

@@ -74,3 +74,28 @@ def photo(fmt: str = "JPEG", orientation: int = 1) -> bytes:
         extra |= {"xmp": XMP, "lossless": True}
     image.save(out, fmt, **extra)
     return out.getvalue()
+
+
+def gif_photo(frames: int = 2) -> bytes:
+    """An animated 40×20 GIF, looping, with what an editor leaves in one: an XMP packet with
+    a GPS position ("XMP DataXMP" application extension, its magic trailer) and a comment."""
+    images = [Image.new("RGB", (40, 20), (255, 0, 0)) for _ in range(frames)]
+    for k, image in enumerate(images):
+        image.paste((0, 0, 255), (k * 10, 0, k * 10 + 10, 10))
+    out = io.BytesIO()
+    images[0].save(
+        out, "GIF", save_all=True, append_images=images[1:], loop=0, duration=100,
+        comment=b"taken at home",
+    )  # fmt: skip
+    data = out.getvalue()
+    xmp = (
+        b"\x21\xff\x0bXMP DataXMP"
+        + b'<?xpacket begin=""?>'
+        + XMP.replace(b"<GPSLatitude>", b"<Make>Canon</Make><GPSLatitude>")
+        + b'<?xpacket end="w"?>'
+        + bytes([1] + list(range(255, -1, -1)) + [0])  # the magic trailer: sub-blocks end
+    )
+    # After the screen descriptor and its colour table: where editors put it.
+    table = 3 * 2 ** ((data[10] & 7) + 1) if data[10] & 0x80 else 0
+    at = 13 + table
+    return data[:at] + xmp + data[at:]

@@ -79,3 +79,29 @@ def test_a_jpeg_without_metadata_is_kept_byte_for_byte(world, files_on_disk):
     plain = files.jpeg(64, 48)
     _, served, _ = served_and_stored(world, plain, "plain.jpg")
     assert served == plain
+
+
+def test_a_gifs_xmp_and_comment_are_not_kept_and_it_still_moves(world, storage_kind):
+    """A GIF has no EXIF, but an editor's XMP packet (GPS, camera) and comments ride in its
+    extensions: they go; its frames, timing and loop stay."""
+    original = files.gif_photo(frames=2)
+    assert b"GPSLatitude" in original and b"taken at home" in original
+    a, served, stored = served_and_stored(world, original, "moving.gif")
+    assert served == stored
+    assert_clean(served)
+    assert b"XMP DataXMP" not in served
+    assert a["image"] == {"w": 40, "h": 20}
+    with Image.open(io.BytesIO(served)) as image, Image.open(io.BytesIO(original)) as before:
+        assert image.format == "GIF" and image.n_frames == 2
+        assert image.info["loop"] == 0 and image.info["duration"] == 100
+        for frame in range(2):
+            image.seek(frame)
+            before.seek(frame)
+            assert image.convert("RGB").tobytes() == before.convert("RGB").tobytes()
+
+
+def test_a_gif_without_metadata_is_kept_byte_for_byte(world, files_on_disk):
+    out = io.BytesIO()
+    Image.new("RGB", (30, 10), (10, 120, 30)).save(out, "GIF")
+    _, served, _ = served_and_stored(world, out.getvalue(), "plain.gif")
+    assert served == out.getvalue()

@@ -4,6 +4,7 @@ a 500, and no traceback (or the hostile boundary) in the log."""
 import logging
 
 import pytest
+from django.test import AsyncClient
 
 from tests.integration.attachments import files
 
@@ -54,3 +55,22 @@ def test_a_malformed_multipart_upload_is_a_clear_4xx(world, files_on_disk, caplo
         assert record.exc_info is None, (case, record.getMessage())
         assert LONG not in record.getMessage()
     assert LONG.encode() not in response.content
+
+
+@pytest.mark.parametrize("case", list(CASES))
+async def test_the_same_under_asgi_as_daphne_serves_it(world, files_on_disk, caplog, case):
+    """Daphne takes the middleware's async branch (the parse in a worker thread): without
+    the middleware these were 500s there too, which the sync client above never reaches."""
+    boundary, raw = CASES[case]
+    client = AsyncClient()
+    await client.aforce_login(world.author)
+    content_type = "multipart/form-data" + (f"; boundary={boundary}" if boundary else "")
+    with caplog.at_level(logging.INFO):
+        response = await client.generic(
+            "POST", f"/api/threads/{world.thread.id}/attachments", raw, content_type=content_type
+        )
+    assert 400 <= response.status_code < 500, (case, response.status_code, response.content)
+    assert response.json()["error"]
+    for record in caplog.records:
+        assert record.exc_info is None, (case, record.getMessage())
+        assert LONG not in record.getMessage()
