@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from houses.access import read_by
 from houses.names import one_line
+from notify.links import entry_path
 from notify.models import Channel, HouseNotify, Notice, NotifySettings, ThreadMode, ThreadNotify
 from ops import metrics
 from threads.models import EntryLocation, Thread, ThreadRead
@@ -150,7 +151,7 @@ def compose(notices: list[Notice]) -> tuple[str, str]:
     intro = "Written to you" if direct else "You were mentioned"
     lines = [f"{intro} and haven't read it yet:", ""]
     for n in notices:
-        url = settings.SITE_URL + reverse("thread", args=[n.thread_id]) + f"#entry-{n.entry_id}"
+        url = settings.SITE_URL + entry_path(n.thread_id, n.entry_id)
         lines += [
             f"{one_line(n.author)} in “{titles.get(n.thread_id, '')}”:",
             f"  {n.text}",
