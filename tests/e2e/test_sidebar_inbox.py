@@ -202,8 +202,12 @@ class SidebarInboxTests(HarbourCase):
         expect(notice).to_have_attribute("data-entry", said)
         expect(notice).to_have_attribute("data-silent", "")
         expect(here.locator("#side-houses .mention-badge")).to_have_text("@1 addressed to you")
+        expect(here.locator("#side-houses .side-row")).to_have_class(
+            "side-row has-unread has-mention is-muted"
+        )
         here.wait_for_timeout(500)  # a notification, if the page were to make one
         assert here.evaluate("window.__notices") == []
+        here.screenshot(path=str(SHOTS / "sidebar-muted-house-desktop.png"))
         # Unmuted from the settings page, the next mention notifies.
         here.goto("/account/notifications/")
         here.screenshot(path=str(SHOTS / "settings-muted-house.png"), full_page=True)

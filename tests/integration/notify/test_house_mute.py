@@ -104,3 +104,42 @@ def test_only_a_member_mutes_a_house_and_only_with_a_known_choice(world):
     assert member.post(f"/houses/{world.house.slug}/notify", {"mode": "all"}).status_code == 400
     assert member.get(f"/houses/{world.house.slug}/notify").status_code == 405
     assert not HouseNotify.objects.exists()
+
+
+def side_row(html: str, row_id: str) -> str:
+    start = html.index(f'id="{row_id}"')
+    return html[html.rindex("<li", 0, start) : html.index("</li>", start)]
+
+
+def test_the_sidebar_greys_what_is_muted_and_keeps_its_badges(world):
+    from tests.factories import make_house
+    from threads.lifecycle import create_thread
+
+    elsewhere = make_house("lh", owner=world.member, name="Lighthouse")
+    create_thread(house=elsewhere, title="Beacon", by=world.member.agent)
+    client = world.client_for(world.member)
+    post(world.client_for(world.owner), world.other_thread, "@mia still counted")
+    page = client.get(f"/threads/{world.thread.id}/").content.decode()
+    assert "is-muted" not in page
+    ThreadNotify.objects.create(user=world.member, thread=world.other_thread, mode="mute")
+    page = client.get(f"/threads/{world.thread.id}/").content.decode()
+    row = side_row(page, f"side-{world.other_thread.id}")
+    assert "is-muted" in row and "(muted)" in row
+    assert "mention-badge" in row and "side-count" in row  # muted, not hidden
+    assert "is-muted" not in side_row(page, f"side-{world.thread.id}")
+    # The whole house muted: every row greyed but one followed on purpose; from the other
+    # house's page, the house is greyed among "Other houses".
+    ThreadNotify.objects.all().delete()
+    ThreadNotify.objects.create(user=world.member, thread=world.thread, mode="all")
+    mute(world, world.member)
+    page = client.get(f"/threads/{world.thread.id}/").content.decode()
+    assert "is-muted" in side_row(page, f"side-{world.other_thread.id}")
+    assert "is-muted" not in side_row(page, f"side-{world.thread.id}")
+    page = client.get("/houses/lh/").content.decode()
+    houses = page[page.index('id="side-houses"') :]
+    houses = houses[: houses.index("</div>")]
+    assert "is-muted" in houses and "(muted)" in houses
+    # The thread page's bell says so.
+    bell = client.get(f"/threads/{world.other_thread.id}/").content.decode()
+    bell = bell[bell.index('id="thread-notify"') :]
+    assert bell[: bell.index(">")].endswith("data-muted")
