@@ -125,11 +125,13 @@ class PageFacts(NamedTuple):
     has_board: bool  # the house shows a T3 board
     unread: int  # the person's unread total there
     me_name: str  # the person's display name (the top bar's)
+    muted: bool = False  # the person muted the house's notifications
 
 
 def page_facts(house, user) -> PageFacts:
     """What the house page says beside its list, for ``user``: one query."""
     from houses.models import Agent, House
+    from notify.models import HouseNotify
 
     hosts = House._meta.get_field("t3_hosts").related_model
     row = (
@@ -138,11 +140,12 @@ def page_facts(house, user) -> PageFacts:
             has_board=Exists(hosts.objects.filter(house=OuterRef("pk"))),
             unread=unread_sum(user, OuterRef("pk")),
             me_name=Subquery(Agent.objects.filter(user=user).values("display_name")[:1]),
+            muted=Exists(HouseNotify.objects.filter(house=OuterRef("pk"), user=user)),
         )
-        .values_list("has_board", "unread", "me_name")
+        .values_list("has_board", "unread", "me_name", "muted")
         .get()
     )
-    return PageFacts(bool(row[0]), row[1] or 0, row[2] or user.get_username())
+    return PageFacts(bool(row[0]), row[1] or 0, row[2] or user.get_username(), bool(row[3]))
 
 
 def list_fragment(house_id: int, user) -> str:

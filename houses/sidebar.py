@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import functools
 
+from django.db.models import Exists, OuterRef, Subquery
 from django.template.loader import render_to_string
 from django.urls import reverse
 
 from houses.access import houses_of
 from houses.fragments import with_reads
 from notify import yours
+from notify.models import HouseNotify, ThreadMode, ThreadNotify
 from threads.models import Thread
 from threads.paging import page_of
 from threads.people import label_rows
@@ -48,6 +50,9 @@ def side_rows(threads, user, current: str = "") -> list[dict]:
             "unread": unread_count(t, t.read_seq or 0, t.read_gone or 0),
             "mentions": t.read_mentions or 0,
             "current": t.pk == current,
+            # Greyed and not bold, as Slack and Zulip show a muted channel; badges stay.
+            "muted": t.side_mode == ThreadMode.MUTE
+            or (t.side_house_muted and t.side_mode != ThreadMode.ALL),
         }
         for t in threads
     ]
@@ -61,19 +66,39 @@ def live_threads(house_id: int):
     )
 
 
+def side_threads(house_id: int, user):
+    """Live threads with what ``user`` read of each and whether they muted it (or its
+    house), in the one query of the page of rows."""
+    mode = ThreadNotify.objects.filter(user=user, thread=OuterRef("pk")).values("mode")[:1]
+    return with_reads(live_threads(house_id), user).annotate(
+        side_mode=Subquery(mode),
+        side_house_muted=Exists(HouseNotify.objects.filter(user=user, house=OuterRef("house_id"))),
+    )
+
+
 def rows_page(house_id: int, user, current: str = "", cursor: str = "") -> dict:
-    page = page_of(with_reads(live_threads(house_id), user), cursor, ROWS)
+    page = page_of(side_threads(house_id, user), cursor, ROWS)
     rows = side_rows(page.rows, user, current)
     return {"side_rows": rows, "side_next": page.next, "side_current": current}
 
 
 def houses_block(user, house_id: int | None) -> dict:
     """The person's other houses with their totals, and the bell's count (three queries)."""
-    houses = [h for h in houses_of(user).only("id", "name", "slug") if h.pk != house_id]
+    muted = Exists(HouseNotify.objects.filter(user=user, house=OuterRef("pk")))
+    houses = [
+        h
+        for h in houses_of(user).only("id", "name", "slug").annotate(muted=muted)
+        if h.pk != house_id
+    ]
     unread = house_unread(user, [h.pk for h in houses])  # the current house's rows show its own
     mentions = yours.by_house(user)
     others = [
-        {"house": h, "unread": unread.get(h.pk, 0), "mentions": mentions.get(h.pk, 0)}
+        {
+            "house": h,
+            "unread": unread.get(h.pk, 0),
+            "mentions": mentions.get(h.pk, 0),
+            "muted": h.muted,
+        }
         for h in houses
     ]
     return {"side_houses": others, "inbox_count": sum(mentions.values())}
@@ -89,7 +114,7 @@ def sidebar_context(house, user, current: str = "") -> dict:
 
 def row_fragment(house_id: int, thread_id: str, user, *, current: str = "", move: bool) -> str:
     """One thread's row, fresh: moved to the top (news) or replaced in place (a read)."""
-    thread = with_reads(live_threads(house_id).filter(pk=thread_id), user).first()
+    thread = side_threads(house_id, user).filter(pk=thread_id).first()
     if thread is None:
         return ""
     (row,) = side_rows([thread], user, current)

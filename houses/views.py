@@ -63,6 +63,7 @@ def house_page(request, slug):
         "form": NewThreadForm(),
         "has_board": facts.has_board,
         "me_name": facts.me_name,
+        "muted": facts.muted,
         "people": house_people(access.house, request.user),  # to message, or to read with
     }
     context |= list_context(access.house, request.user, total=facts.unread)

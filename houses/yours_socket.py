@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
-from django.urls import reverse
 
 from houses.access import event_reaches, houses_of, read_by
 from houses.sidebar import bell_fragment, houses_fragment, row_fragment, rows_fragment
@@ -21,6 +20,7 @@ from houses.sidebar import bell_fragment, houses_fragment, row_fragment, rows_fr
 __all__ = ["YoursFollower", "bell_fragment", "frames", "notice_fragment"]
 from notify.bell import modes_of
 from notify.inbox import inbox_group
+from notify.links import entry_path
 from notify.models import InboxItem, Level
 
 VERBS = {InboxItem.Kind.MENTION: "mentioned you in", InboxItem.Kind.DIRECT: "wrote to you in"}
@@ -45,7 +45,7 @@ def notice_fragment(user, entry_id: str, current: str = "") -> str:
     verb = VERBS.get(item.kind, "replied to you in")
     _, _, effective = modes_of(user, item.thread_id)
     silent = effective == Level.NOTHING or item.thread_id == current
-    url = reverse("thread", args=[item.thread_id]) + f"?around={entry_id}#entry-{entry_id}"
+    url = entry_path(item.thread_id, entry_id)
     context = {
         "entry_id": entry_id,
         # A direct conversation's stored title names its people: "who wrote to you" says it.

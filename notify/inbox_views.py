@@ -11,12 +11,12 @@ import re
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from arbe_lib.api import BadInput, api_view, json_response, people_only
 from houses.models import Agent
 from notify import yours
+from notify.links import entry_path
 from threads.narration import Name, Names
 
 CURSOR = re.compile(r"^(\d{1,16})\.(\d{1,19})$")
@@ -33,8 +33,7 @@ def parse_cursor(value: str) -> tuple[int, int] | None:
 
 def link(item: yours.Item) -> str:
     """The message in its thread (the page opens around it and marks it)."""
-    url = reverse("thread", args=[item.thread_id])
-    return f"{url}?around={item.entry_id}#entry-{item.entry_id}"
+    return entry_path(item.thread_id, item.entry_id)
 
 
 def rows(user, before=None, limit: int | None = None) -> tuple[list[dict], str]:

@@ -23,7 +23,8 @@ from django.utils import timezone
 
 from houses.access import read_by
 from houses.names import one_line
-from notify.models import Channel, Notice, NotifySettings, ThreadMode, ThreadNotify
+from notify.links import entry_path
+from notify.models import Channel, HouseNotify, Notice, NotifySettings, ThreadMode, ThreadNotify
 from ops import metrics
 from threads.models import EntryLocation, Thread, ThreadRead
 
@@ -96,11 +97,20 @@ def _still_news(user_id: int, notices: list[Notice]) -> list[Notice]:
             "thread_id", "read_seq"
         )
     )
-    muted = set(
-        ThreadNotify.objects.filter(
-            user_id=user_id, thread_id__in=threads, mode=ThreadMode.MUTE
-        ).values_list("thread_id", flat=True)
+    modes = dict(
+        ThreadNotify.objects.filter(user_id=user_id, thread_id__in=threads).values_list(
+            "thread_id", "mode"
+        )
     )
+    in_muted_house = set(
+        Thread.objects.filter(
+            pk__in=threads,
+            house_id__in=HouseNotify.objects.filter(user_id=user_id).values("house_id"),
+        ).values_list("pk", flat=True)
+    )
+    muted = {t for t, mode in modes.items() if mode == ThreadMode.MUTE} | {
+        t for t in in_muted_house if modes.get(t) != ThreadMode.ALL
+    }
     readable = set(
         Thread.objects.filter(
             pk__in=threads, house__memberships__user_id=user_id, archived_at__isnull=True
@@ -141,7 +151,7 @@ def compose(notices: list[Notice]) -> tuple[str, str]:
     intro = "Written to you" if direct else "You were mentioned"
     lines = [f"{intro} and haven't read it yet:", ""]
     for n in notices:
-        url = settings.SITE_URL + reverse("thread", args=[n.thread_id]) + f"#entry-{n.entry_id}"
+        url = settings.SITE_URL + entry_path(n.thread_id, n.entry_id)
         lines += [
             f"{one_line(n.author)} in “{titles.get(n.thread_id, '')}”:",
             f"  {n.text}",

@@ -46,6 +46,21 @@ class ThreadNotify(models.Model):
         return f"{self.user_id} in {self.thread_id}: {self.mode}"
 
 
+class HouseNotify(models.Model):
+    """A house a person muted: nothing from its threads notifies them (a thread's own mode,
+    set after, still wins: docs/notifications.md, Muted houses). No row: not muted."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    house = models.ForeignKey("houses.House", on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "house"], name="one_mute_per_house")]
+
+    def __str__(self):
+        return f"{self.user_id} muted house {self.house_id}"
+
+
 class PushDevice(models.Model):
     """A browser's push subscription. The push service's endpoint is the device's identity;
     it is removed when the service answers 404 or 410 (the subscription is gone)."""

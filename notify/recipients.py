@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from dispatch.decide import mentions
 from houses.access import readers_of
 from houses.models import Agent
-from notify.models import Asked, Level, NotifySettings, Outbox, ThreadMode, ThreadNotify
+from notify.models import (
+    Asked,
+    HouseNotify,
+    Level,
+    NotifySettings,
+    Outbox,
+    ThreadMode,
+    ThreadNotify,
+)
 from threads.models import Thread
 
 
@@ -39,6 +47,11 @@ def recipients(item: Outbox, thread: Thread, author: Agent | None) -> list[Recip
             "user_id", "mode"
         )
     )
+    house_muted = set(
+        HouseNotify.objects.filter(house_id=thread.house_id, user_id__in=readers).values_list(
+            "user_id", flat=True
+        )
+    )
     mentioned: set[int] = set()
     if item.kind == Outbox.Kind.CHAT:
         handles = mentions(item.text)
@@ -55,8 +68,8 @@ def recipients(item: Outbox, thread: Thread, author: Agent | None) -> list[Recip
     out = []
     for user_id, user in readers.items():
         mode = modes.get(user_id)
-        if mode == ThreadMode.MUTE:
-            continue
+        if mode == ThreadMode.MUTE or (user_id in house_muted and mode != ThreadMode.ALL):
+            continue  # a muted house is silent, but for a thread followed on purpose
         chosen = levels.get(user_id)
         level = chosen.level if chosen else Level.MENTIONS
         if user_id in mentioned:

@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/notify/devices", views.device_api, name="api-notify-devices"),
     path("api/notify/devices/forget", views.forget_device_api, name="api-notify-forget"),
     path("threads/<str:thread_id>/notify", views.set_thread_mode, name="thread-notify"),
+    path("houses/<slug:slug>/notify", views.set_house_mode, name="house-notify"),
     path("sw.js", views.service_worker, name="service-worker"),
     path("inbox/", inbox_views.inbox_page, name="inbox"),
     path("inbox/read", inbox_views.mark_all_read_form, name="inbox-read"),

@@ -13,11 +13,18 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from arbe_lib.api import api_view, decode_body, json_response, people_only, request_body
-from houses.access import access_person_thread
+from houses.access import access_house, access_person_thread
 from notify import devices
 from notify.bell import bell_context, modes_of
 from notify.keys import public_key
-from notify.models import Level, NotifySettings, PushDevice, ThreadMode, ThreadNotify
+from notify.models import (
+    HouseNotify,
+    Level,
+    NotifySettings,
+    PushDevice,
+    ThreadMode,
+    ThreadNotify,
+)
 from threads.views import viewer
 
 SERVICE_WORKER = Path(__file__).resolve().parent.parent / "static" / "arbe" / "sw.js"
@@ -52,6 +59,9 @@ def settings_page(request):
         "threads": ThreadNotify.objects.filter(user=request.user)
         .select_related("thread__house")
         .order_by("mode", "thread__title"),
+        "muted_houses": HouseNotify.objects.filter(user=request.user)
+        .select_related("house")
+        .order_by("house__name"),
         "vapid_key": public_key(),
         "email_delay_min": max(1, round(settings.NOTIFY_EMAIL_DELAY_S / 60)),
     }
@@ -77,6 +87,26 @@ def set_thread_mode(request, thread_id):
     if request.POST.get("next") == "settings":
         return redirect("notify-settings")
     return redirect("thread", thread_id)
+
+
+@login_required
+@require_POST
+def set_house_mode(request, slug):
+    """The house page's Mute: nothing from its threads notifies you (``mute``), or back
+    (``""``). The house's items still fill the inbox and its counts still show."""
+    access = access_house(request.user, slug)
+    mode = request.POST.get("mode", "")
+    if mode not in ("", ThreadMode.MUTE):
+        return HttpResponseBadRequest("Choose mute or unmute.")
+    if mode:
+        HouseNotify.objects.get_or_create(user=request.user, house=access.house)
+        messages.success(request, f"{access.house.name} is muted: nothing from it notifies you.")
+    else:
+        HouseNotify.objects.filter(user=request.user, house=access.house).delete()
+        messages.success(request, f"{access.house.name} notifies you again.")
+    if request.POST.get("next") == "settings":
+        return redirect("notify-settings")
+    return redirect("house", access.house.slug)
 
 
 @login_required

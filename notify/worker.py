@@ -17,13 +17,13 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.urls import reverse
 from django.utils import timezone
 
 from arbe_lib.concurrency import in_thread
 from houses.models import Agent
 from houses.names import one_line
 from notify import mail, push
+from notify.links import entry_path
 from notify.models import Channel, Notice, Outbox, PushDevice
 from notify.recipients import Reason, Recipient, recipients
 from notify.wakeup import listening
@@ -150,8 +150,10 @@ def message(item: Outbox, thread: Thread, author: Agent | None, person: Recipien
         title = f"{who} replied in “{where}”"
     else:
         title = f"{who} in “{where}”"
-    url = reverse("thread", args=[thread.pk]) + f"#entry-{item.entry_id}"
-    return {"title": title, "body": item.text, "url": url, "tag": f"thread-{thread.pk}"}
+    # The tag is the one the open pages give their notification of the same message
+    # (static/arbe/yours.js, notify.js): a browser that gets both shows one.
+    url = entry_path(thread.pk, item.entry_id)
+    return {"title": title, "body": item.text, "url": url, "tag": f"entry-{item.entry_id}"}
 
 
 def start_notifier(holder: str, loop: asyncio.AbstractEventLoop):

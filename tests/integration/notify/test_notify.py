@@ -61,7 +61,8 @@ def test_a_mention_pushes_once_to_each_of_the_persons_devices(world, push_servic
         message = devices[name].decrypt(got.body)
         assert message["title"] == "olive mentioned you in “Plans”"
         assert message["body"] == "@mia can you look at this?"
-        assert message["url"] == f"/threads/{world.thread.id}/#entry-{entry}"
+        assert message["url"] == f"/threads/{world.thread.id}/?around={entry}#entry-{entry}"
+        assert message["tag"] == f"entry-{entry}"  # as the open pages tag it: shown once
     assert push_service.to(devices["olive"]) == []  # never your own message
     tick()  # nothing left: a second look sends nothing
     assert len(push_service.received) == 2
@@ -184,7 +185,7 @@ def test_unread_mentions_are_emailed_once_in_one_message_per_person(world, setti
     assert sent.to == ["mia@example.test"]
     assert sent.subject == "2 mentions you haven't read"
     assert "first question" in sent.body and "second question" in sent.body
-    assert f"/threads/{world.thread.id}/#entry-" in sent.body
+    assert f"/threads/{world.thread.id}/?around=" in sent.body
 
 
 def test_a_mention_read_or_deleted_before_it_is_due_is_not_emailed(world, settings):

@@ -182,6 +182,29 @@ async def test_the_inbox_page_socket_lists_a_new_item_live(world):
         await socket.disconnect()
 
 
+async def test_a_deleted_mention_leaves_the_open_inbox_and_the_sidebar_badge(world):
+    """Deleted messages leave the inbox live: the inbox page's list and an open thread
+    page's sidebar and bell are re-rendered without it."""
+    said = await sync_to_async(post)(world, world.member, "@olive oops", world.other_thread)
+    inbox = await open_socket("/ws/home/?view=inbox", world.owner)
+    here = await thread_socket(world)
+    try:
+        assert "oops" in await inbox.receive_from(5)
+        await sync_to_async(
+            lambda: world.client_for(world.member).delete(
+                f"/api/threads/{world.other_thread.id}/entries/{said}"
+            )
+        )()
+        framed = await frame_with(inbox, 'data-count="0"')
+        assert "oops" not in framed and 'id="inbox-items"' in framed
+        # The item's removal comes as one frame: the row again, the other houses, the bell.
+        framed = await frame_with(here, 'data-count="0"')
+        assert "mention-badge" not in side_row(framed, world.other_thread.id)
+    finally:
+        await inbox.disconnect()
+        await here.disconnect()
+
+
 def test_a_reconnected_page_gets_the_whole_sidebar_fresh(world):
     post(world, world.member, "@olive while you were away", world.other_thread)
     url = f"/houses/{world.house.slug}/sidebar?fresh=1&current={world.thread.id}"
