@@ -89,6 +89,7 @@ class YoursFollower:
 
     relayed_house = False
     yours_relay: str | None = None  # the house group followed through the relay
+    yours_user = None  # the user's id, for ``wants``
     yours_groups: list[str] | None = None
     yours_house: int | None = None
     yours_current = ""
@@ -107,6 +108,7 @@ class YoursFollower:
         for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
         if side and self.relayed_house:
+            self.yours_user = self.user.pk
             self.yours_relay = f"house-{house_id}"
             await relays().follow(self.yours_relay, self)
 
@@ -121,13 +123,15 @@ class YoursFollower:
     def wants(self, event: dict) -> bool:
         """Offered a house event by the relay: False for what ``send_yours`` would drop
         unrendered (its own thread's row, a private thread not this person's, a board's
-        rows, which its own page renders); anything else goes to the consumer as before."""
-        if self.yours_groups is None or not event_reaches(event, self.user.pk):
-            return False
+        rows, which its own page renders); anything else goes to the consumer as before.
+        Once per socket and event: plain lookups only (the user is a lazy object)."""
         kind = event.get("type")
         if kind in ("thread.status", "thread.row"):
-            return event.get("thread", "") not in ("", self.yours_current)
-        return kind != "board.rows"
+            if event.get("thread", "") in ("", self.yours_current):
+                return False
+        elif kind == "board.rows":
+            return False
+        return self.yours_groups is not None and event_reaches(event, self.yours_user)
 
     async def send_yours(self, event: dict) -> None:
         if self.yours_groups is None or not event_reaches(event, self.user.pk):
