@@ -10,8 +10,12 @@ each join or leave their groups together, and the ones past 100 failed. Here the
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
+from copy import deepcopy
 
+from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
 from redis.asyncio import BlockingConnectionPool
@@ -39,10 +43,53 @@ class ProcessChannelLayer(InMemoryChannelLayer):
     event loop per post, while every socket's frame and the next request waited. Expiry
     here is a minute (a message nobody received, a membership never renewed); enforcing it
     up to a second late changes nothing a socket sees.
+
+    A group send puts the message on each member's queue in one pass (Channels makes a task
+    per member and awaits them all), and a channel keeps its queue while its consumer reads
+    from it (Channels drops an emptied queue after every message and makes a new one for
+    the next): per socket and message, one copy and one put.
     """
 
     CLEAN_S = 1.0
     _cleaned = 0.0
+
+    def _queue(self, channel: str) -> asyncio.Queue:
+        queue = self.channels.get(channel)
+        if queue is None:
+            queue = self.channels[channel] = asyncio.Queue(maxsize=self.get_capacity(channel))
+        return queue
+
+    def _put(self, channel: str, message: dict) -> None:
+        try:
+            self._queue(channel).put_nowait((time.time() + self.expiry, deepcopy(message)))
+        except asyncio.QueueFull:
+            raise ChannelFull(channel) from None
+
+    async def send(self, channel, message):
+        assert isinstance(message, dict), "message is not a dict"
+        assert "__asgi_channel__" not in message
+        self.require_valid_channel_name(channel)
+        self._put(channel, message)
+
+    async def group_send(self, group, message):
+        assert isinstance(message, dict), "message is not a dict"
+        self.require_valid_group_name(group)
+        self._clean_expired()
+        for channel in list(self.groups.get(group, ())):
+            with contextlib.suppress(ChannelFull):  # as Channels: a member this far behind
+                self._put(channel, message)
+
+    async def receive(self, channel):
+        self.require_valid_channel_name(channel)
+        self._clean_expired()
+        queue = self._queue(channel)
+        try:
+            _, message = await queue.get()
+        except BaseException:  # the reader is gone (cancelled): its empty queue goes too
+            if queue.empty() and self.channels.get(channel) is queue:
+                del self.channels[channel]
+            raise
+        return message
 
     def _clean_expired(self):
         now = time.monotonic()

@@ -158,6 +158,7 @@ async def run_spread(
     readers = [asyncio.create_task(reader(ws)) for ws in sockets if client != "lean"]
 
     latencies: list[float] = []
+    spans: list[tuple[float, float, float]] = []  # per post: answered, first socket, last
     first = 0.0  # the first post: every socket's first frame (warm-up, not in the percentiles)
     async with httpx.AsyncClient(
         base_url=f"http://127.0.0.1:{post_port}",
@@ -173,6 +174,7 @@ async def run_spread(
                 f"/api/threads/{thread_id}/entries", data={"text": f"post {i}", "id": key}
             )
             response.raise_for_status()
+            answered = (time.perf_counter() - sent) * 1000
             if i == 0:
                 print(f"first POST answered in {(time.perf_counter() - sent) * 1000:.0f} ms")
             deadline = time.monotonic() + (10 if i >= 2 else 60)
@@ -185,6 +187,7 @@ async def run_spread(
                 first = (max(got) - sent) * 1000
             if i >= 2:
                 latencies += [(t - sent) * 1000 for t in got]
+                spans.append((answered, (min(got) - sent) * 1000, (max(got) - sent) * 1000))
             await asyncio.sleep(0.1)
     for task in readers:
         task.cancel()
@@ -201,6 +204,10 @@ async def run_spread(
         "kib": per_socket,
         "samples": len(latencies),
         "first": first,
+        # Medians over the posts: where a post's time goes (the answer may come last).
+        "answered": statistics.median(a for a, _, _ in spans),
+        "first_socket": statistics.median(f for _, f, _ in spans),
+        "last_socket": statistics.median(la for _, _, la in spans),
     }
 
 
@@ -216,6 +223,13 @@ def start_daphne(env: dict, port: int, log: Path) -> subprocess.Popen:
             start_new_session=True,
             preexec_fn=raise_fd_limit,
         )
+
+
+def spans_line(result: dict) -> str:
+    return (
+        f"medians over posts: POST answered {result['answered']:.1f} ms, first socket "
+        f"{result['first_socket']:.1f} ms, last socket {result['last_socket']:.1f} ms"
+    )
 
 
 def frame_paths(port: int) -> str:
@@ -361,6 +375,7 @@ def main(argv: list[str] | None = None) -> None:
                 wait_for_port(port, proc=proc)
                 run = run_size(port, proc.pid, world, n, args.posts, args.client)
                 results.append(asyncio.run(run))
+                print(spans_line(results[-1]), flush=True)
                 print(frame_paths(port), flush=True)
             except Exception:
                 print(log.read_text()[-4000:], file=sys.stderr)

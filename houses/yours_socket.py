@@ -14,6 +14,7 @@ from __future__ import annotations
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
+from arbe_lib.group_relay import relays
 from houses.access import event_reaches, houses_of, read_by
 from houses.sidebar import bell_fragment, houses_fragment, row_fragment, rows_fragment
 
@@ -80,8 +81,15 @@ def frames(user, event: dict, *, house_id: int | None, current: str = "", side: 
 
 
 class YoursFollower:
-    """Mixed into a page's consumer: ``follow_yours`` after access is granted."""
+    """Mixed into a page's consumer: ``follow_yours`` after access is granted.
 
+    A consumer with ``relayed_house`` follows its house's group through this process's
+    relay (``arbe_lib.group_relay``), which sends it only the events ``wants`` accepts.
+    """
+
+    relayed_house = False
+    yours_relay: str | None = None  # the house group followed through the relay
+    yours_user = None  # the user's id, for ``wants``
     yours_groups: list[str] | None = None
     yours_house: int | None = None
     yours_current = ""
@@ -91,16 +99,39 @@ class YoursFollower:
         from threads.unread import reads_group
 
         self.yours_house, self.yours_current, self.yours_side = house_id, current, side
-        self.yours_groups = [inbox_group(self.user.pk)]
+        groups = [inbox_group(self.user.pk)]
         if side:
-            self.yours_groups += [f"house-{house_id}", reads_group(self.user.pk)]
-        for group in self.yours_groups:
+            groups.append(reads_group(self.user.pk))
+            if not self.relayed_house:
+                groups.append(f"house-{house_id}")
+        self.yours_groups = groups
+        for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
+        if side and self.relayed_house:
+            self.yours_user = self.user.pk
+            self.yours_relay = f"house-{house_id}"
+            await relays().follow(self.yours_relay, self)
 
     async def unfollow_yours(self) -> None:
+        if self.yours_relay is not None:
+            relays().leave(self.yours_relay, self)
+            self.yours_relay = None
         for group in self.yours_groups or ():
             await self.channel_layer.group_discard(group, self.channel_name)
         self.yours_groups = None
+
+    def wants(self, event: dict) -> bool:
+        """Offered a house event by the relay: False for what ``send_yours`` would drop
+        unrendered (its own thread's row, a private thread not this person's, a board's
+        rows, which its own page renders); anything else goes to the consumer as before.
+        Once per socket and event: plain lookups only (the user is a lazy object)."""
+        kind = event.get("type")
+        if kind in ("thread.status", "thread.row"):
+            if event.get("thread", "") in ("", self.yours_current):
+                return False
+        elif kind == "board.rows":
+            return False
+        return self.yours_groups is not None and event_reaches(event, self.yours_user)
 
     async def send_yours(self, event: dict) -> None:
         if self.yours_groups is None or not event_reaches(event, self.user.pk):

@@ -91,6 +91,7 @@ class ThreadConsumer(QuickDispatch, YoursFollower, AsyncWebsocketConsumer):
     reader = None
     grouped = False
     session_end = None  # the task that ends the read when its session expires
+    relayed_house = True  # its sidebar drops its own thread's rows: filtered once per process
 
     async def connect(self):
         self.user = self.scope["user"]
