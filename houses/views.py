@@ -127,6 +127,7 @@ def members_page(request, slug):
     access = access_owned_house(request.user, slug)
     house = access.house
     agent_dir = ensure_agent_dir()
+    memberships = list(house.memberships.select_related("user__agent").order_by("user__username"))
     return render(
         request,
         "houses/members.html",
@@ -136,9 +137,9 @@ def members_page(request, slug):
             "key_rule": bot_choices.key_rule(),
             "demo_bot": bot_choices.demo_bot_offered(house, agent_dir) and bot_choices.DEMO_BOT,
             "house": house,
-            "memberships": house.memberships.select_related("user__agent").order_by(
-                "user__username"
-            ),
+            "memberships": memberships,
+            # The last owner can't be removed (houses.membership): no button offers it.
+            "last_owner": sum(m.is_owner for m in memberships) == 1,
             "bots": house.bots.filter(active=True).order_by("handle"),
             "member_form": AddMemberForm(),
             "bot_form": AddBotForm(),

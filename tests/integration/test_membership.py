@@ -112,3 +112,23 @@ def test_members_start_threads_from_the_house_page(world):
     assert "From the page" in member.get("/houses/h/").content.decode()
     stranger = world.client_for(world.stranger)
     assert stranger.post("/houses/h/threads/new", {"title": "x"}).status_code == 404
+
+
+def test_the_members_page_offers_no_remove_for_the_last_owner(world):
+    def removable() -> set[int]:
+        html = world.client_for(world.owner).get("/houses/h/members/").content.decode()
+        return {
+            m.pk for m in Membership.objects.filter(house=world.house) if f"/{m.pk}/remove" in html
+        }
+
+    mine = Membership.objects.get(house=world.house, user=world.owner)
+    others = set(
+        Membership.objects.filter(house=world.house)
+        .exclude(pk=mine.pk)
+        .values_list("pk", flat=True)
+    )
+    assert removable() == others  # everyone but the one owner
+    promoted = Membership.objects.get(house=world.house, user=world.member)
+    promoted.role = Membership.Role.OWNER
+    promoted.save()
+    assert removable() == others | {mine.pk}  # with two owners either may go
